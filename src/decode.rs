@@ -1,0 +1,139 @@
+//! Bytes to text: charset detection and decoding.
+//!
+//! The order is the one browsers use: a charset named by the transport (the
+//! HTTP `Content-Type` header), then a byte-order mark, then a `<meta charset>`
+//! or `<meta http-equiv>` declaration near the top of the document, then
+//! UTF-8. Decoding never panics: an unknown label falls through to the next
+//! source, and only bytes that are neither valid UTF-8 nor covered by a
+//! declared charset are refused.
+
+use encoding_rs::{Encoding, UTF_8};
+
+/// How far into a document to look for a `<meta charset>`; the HTML standard
+/// asks for the first 1024 bytes, and real pages often put it a little later.
+const META_SNIFF_BYTES: usize = 4096;
+
+/// Why bytes could not be turned into text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not valid UTF-8 (first bad byte at offset {offset}) and no charset declared")]
+    InvalidUtf8 { offset: usize },
+}
+
+/// The text and the name of the encoding it was decoded from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    pub text: String,
+    pub encoding: &'static str,
+}
+
+/// Decodes a document, trusting in order `header_charset`, a BOM, an HTML
+/// meta declaration (only when `is_html`), then strict UTF-8.
+pub fn decode(bytes: &[u8], header_charset: Option<&str>, is_html: bool) -> Result<Decoded, DecodeError> {
+    let declared = header_charset
+        .and_then(|label| Encoding::for_label(label.trim().trim_matches('"').as_bytes()))
+        .map(|e| (e, false));
+    let from_bom = Encoding::for_bom(bytes).map(|(e, _)| (e, true));
+    let from_meta = || if is_html { sniff_meta_charset(bytes).map(|e| (e, false)) } else { None };
+    // A BOM is more reliable than a header in practice (servers often send a
+    // default charset); browsers let the BOM win too.
+    let chosen = from_bom.or(declared).or_else(from_meta);
+    match chosen {
+        // A declared UTF-8 that is not valid UTF-8 is a mislabel; refuse it
+        // below rather than silently replacing characters.
+        Some((enc, _)) if enc != UTF_8 => {
+            let (text, used, _) = enc.decode(bytes);
+            Ok(Decoded { text: text.into_owned(), encoding: used.name() })
+        }
+        _ => {
+            let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+            match std::str::from_utf8(body) {
+                Ok(s) => Ok(Decoded { text: s.to_owned(), encoding: UTF_8.name() }),
+                Err(e) => Err(DecodeError::InvalidUtf8 { offset: e.valid_up_to() }),
+            }
+        }
+    }
+}
+
+/// The charset named by a `Content-Type` value such as `text/html; charset=latin1`.
+pub fn charset_from_content_type(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (key, value) = param.split_once('=')?;
+        key.trim().eq_ignore_ascii_case("charset").then(|| value.trim().trim_matches('"'))
+    })
+}
+
+/// Finds `<meta charset=...>` or `<meta http-equiv="content-type" content="...charset=...">`
+/// in the head of a document, byte-wise (the document is not text yet).
+fn sniff_meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(META_SNIFF_BYTES)];
+    let lower: Vec<u8> = head.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(pos) = memchr::memmem::find(&lower[from..], b"<meta") {
+        let start = from + pos;
+        let end = memchr::memchr(b'>', &lower[start..]).map_or(lower.len(), |e| start + e);
+        let tag = &lower[start..end];
+        if let Some(cs) = memchr::memmem::find(tag, b"charset") {
+            let rest = &tag[cs + "charset".len()..];
+            let rest = rest.iter().position(|&b| b == b'=').map(|i| &rest[i + 1..]).unwrap_or(&[]);
+            let value: Vec<u8> = rest
+                .iter()
+                .copied()
+                .skip_while(|b| b.is_ascii_whitespace() || *b == b'"' || *b == b'\'')
+                .take_while(|b| !(b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b';' | b'/' | b'>')))
+                .collect();
+            if let Some(enc) = Encoding::for_label(&value) {
+                // A page that says UTF-16 in ASCII is not UTF-16 (HTML standard).
+                return Some(if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE { UTF_8 } else { enc });
+            }
+        }
+        from = end.max(start + 1);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_passes_through_and_bom_is_dropped() {
+        let d = decode("\u{FEFF}héllo".as_bytes(), None, false).unwrap();
+        assert_eq!(d.text, "héllo");
+        assert_eq!(d.encoding, "UTF-8");
+    }
+
+    #[test]
+    fn latin1_meta_charset_is_honoured() {
+        let mut page = b"<html><head><meta charset=\"iso-8859-1\"></head><body>caf".to_vec();
+        page.push(0xE9);
+        let d = decode(&page, None, true).unwrap();
+        assert!(d.text.ends_with("café"), "{}", d.text);
+        assert_eq!(d.encoding, "windows-1252");
+    }
+
+    #[test]
+    fn http_equiv_declaration_is_found() {
+        let page = b"<meta http-equiv='Content-Type' content='text/html; charset=Shift_JIS'>\x82\xa0";
+        let d = decode(page, None, true).unwrap();
+        assert!(d.text.ends_with('あ'), "{}", d.text);
+    }
+
+    #[test]
+    fn header_wins_over_meta_and_unknown_labels_fall_through() {
+        let page = b"<meta charset=utf-8>\xE9";
+        assert!(decode(page, Some("latin1"), true).unwrap().text.ends_with('é'));
+        assert!(decode(page, Some("no-such-charset"), true).is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_without_declaration_is_an_error_with_offset() {
+        assert_eq!(decode(b"ab\xFFcd", None, false), Err(DecodeError::InvalidUtf8 { offset: 2 }));
+    }
+
+    #[test]
+    fn content_type_parameter_parsing() {
+        assert_eq!(charset_from_content_type("text/html; Charset=\"ISO-8859-1\""), Some("ISO-8859-1"));
+        assert_eq!(charset_from_content_type("text/html"), None);
+    }
+}

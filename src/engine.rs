@@ -1,0 +1,472 @@
+//! The pipeline from documents to clusters, stage by stage.
+//!
+//! [`Fingerprinter`] turns one [`RawDocument`] into a [`Fingerprint`]
+//! (extract, shingle, sketch); [`Corpus`] holds the fingerprints of a run and
+//! the documents that failed; [`find_duplicates`] generates candidates,
+//! verifies them and clusters the result; [`neighbors`] and [`compare`] answer
+//! the other questions. Each stage only reads the output of the one before.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::cluster;
+use crate::error::{DocError, DocErrorKind, Error, Result};
+use crate::extract::{self, ExtractConfig};
+use crate::index::{HammingTables, LshParams, lsh};
+use crate::shingle::{ShingleConfig, Shingler};
+use crate::sketch::{MinHasher, SimHashWeighting, Signature, minhash, simhash, simhash::hamming};
+use crate::source::{Format, RawDocument};
+use crate::verify::{self, Edge, Overlap};
+
+/// How candidate pairs are generated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// MinHash signatures banded for LSH.
+    #[default]
+    MinHash,
+    /// SimHash fingerprints within `max_hamming` bits.
+    SimHash,
+    /// The union of both.
+    Both,
+}
+
+/// Every setting of a run, validated by [`Config::validate`].
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    #[serde(skip)]
+    pub extract: ExtractConfig,
+    #[serde(skip)]
+    pub shingle: ShingleConfig,
+    pub shingle_size: usize,
+    pub permutations: usize,
+    pub seed: u64,
+    /// Least exact Jaccard for two documents to be linked.
+    pub threshold: f64,
+    pub method: Method,
+    pub max_hamming: u32,
+    pub simhash_weighting: SimHashWeighting,
+    pub min_cluster_size: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            extract: ExtractConfig::default(),
+            shingle: ShingleConfig::default(),
+            shingle_size: 5,
+            permutations: 128,
+            seed: 42,
+            threshold: 0.8,
+            method: Method::MinHash,
+            max_hamming: 3,
+            simhash_weighting: SimHashWeighting::Tf,
+            min_cluster_size: 2,
+        }
+    }
+}
+
+impl Config {
+    /// Checks ranges and returns the config with derived fields in step.
+    pub fn validate(mut self) -> Result<Config> {
+        if self.shingle.size == 0 || self.shingle.size > 64 {
+            return Err(Error::Config(format!("shingle size must be 1 to 64 words, not {}", self.shingle.size)));
+        }
+        self.shingle_size = self.shingle.size;
+        if !(1..=4096).contains(&self.permutations) {
+            return Err(Error::Config(format!("permutations must be 1 to 4096, not {}", self.permutations)));
+        }
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return Err(Error::Config(format!("threshold must be in (0, 1], not {}", self.threshold)));
+        }
+        if self.max_hamming > 32 {
+            return Err(Error::Config(format!("max Hamming distance must be 0 to 32, not {}", self.max_hamming)));
+        }
+        if self.min_cluster_size < 2 {
+            return Err(Error::Config("minimum cluster size must be at least 2".into()));
+        }
+        Ok(self)
+    }
+
+    /// The LSH banding this config uses.
+    pub fn lsh_params(&self) -> LshParams {
+        LshParams::optimal(self.threshold, self.permutations)
+    }
+}
+
+/// Everything kept about one document after fingerprinting.
+#[derive(Debug, Clone)]
+pub struct Fingerprint {
+    pub id: String,
+    pub order: usize,
+    pub title: Option<String>,
+    /// The extractor that produced the text (`none` for plain-text input).
+    pub extractor: &'static str,
+    pub word_count: usize,
+    /// Distinct shingle hashes, sorted: what verification compares.
+    pub shingles: Vec<u64>,
+    /// MD5 of the normalized text.
+    pub digest: [u8; 16],
+    pub minhash: Signature,
+    pub simhash: u64,
+    /// Word hashes and counts, kept until corpus-wide SimHash weighting is done.
+    terms: Vec<(u64, u32)>,
+}
+
+impl Fingerprint {
+    /// The digest as 32 lowercase hex digits.
+    pub fn digest_hex(&self) -> String {
+        self.digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Turns documents into fingerprints; built once per run.
+pub struct Fingerprinter {
+    extract: ExtractConfig,
+    shingler: Shingler,
+    minhasher: MinHasher,
+}
+
+impl Fingerprinter {
+    pub fn new(config: &Config) -> Self {
+        Fingerprinter {
+            extract: config.extract.clone(),
+            shingler: Shingler::new(config.shingle.clone()),
+            minhasher: MinHasher::new(config.permutations, config.seed),
+        }
+    }
+
+    /// Extracts (HTML only), shingles and sketches one document.
+    pub fn fingerprint(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
+        let (text, title, extractor) = match raw.format {
+            Format::Text => (raw.body, None, "none"),
+            Format::Html => {
+                let e = extract::extract(&raw.body, &self.extract)
+                    .map_err(|e| DocError::new(&raw.id, raw.order, DocErrorKind::TooDeep, e.to_string()))?;
+                (e.text, e.title, e.extractor)
+            }
+        };
+        Ok(self.fingerprint_text(raw.id, raw.order, &text, title, extractor)?)
+    }
+
+    /// Shingles and sketches text that needs no extraction.
+    pub fn fingerprint_text(
+        &self,
+        id: String,
+        order: usize,
+        text: &str,
+        title: Option<String>,
+        extractor: &'static str,
+    ) -> Result<Fingerprint, DocError> {
+        let sh = self.shingler.shingle(text);
+        if sh.hashes.is_empty() {
+            return Err(DocError::new(id, order, DocErrorKind::NoText, "no words found in the document's text"));
+        }
+        let minhash = self.minhasher.sketch(&sh.hashes);
+        let simhash = simhash::simhash(sh.terms.iter().map(|&(h, n)| (h, n as f32)));
+        Ok(Fingerprint {
+            id,
+            order,
+            title,
+            extractor,
+            word_count: sh.word_count,
+            shingles: sh.hashes,
+            digest: sh.digest,
+            minhash,
+            simhash,
+            terms: sh.terms,
+        })
+    }
+}
+
+/// Reports progress of long stages; the library never draws anything itself.
+pub trait Progress: Sync {
+    fn start(&self, _stage: &'static str, _total: u64) {}
+    fn advance(&self, _n: u64) {}
+    fn finish(&self) {}
+}
+
+/// Progress that goes nowhere.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+/// The fingerprinted documents of a run and the ones that failed.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    /// In input order.
+    pub docs: Vec<Fingerprint>,
+    /// In input order.
+    pub errors: Vec<DocError>,
+}
+
+/// Stack size for worker threads: the extractor recurses over the DOM.
+const WORKER_STACK: usize = 64 << 20;
+
+impl Corpus {
+    /// Fingerprints documents in parallel. `load` turns each item into a raw
+    /// document (reading a file, say); its failures are kept as errors.
+    pub fn build<T: Send>(
+        items: Vec<T>,
+        load: impl Fn(T) -> Result<RawDocument, DocError> + Sync + Send,
+        config: &Config,
+        progress: &dyn Progress,
+    ) -> Corpus {
+        let fp = Fingerprinter::new(config);
+        progress.start("fingerprint", items.len() as u64);
+        let run = || {
+            items
+                .into_par_iter()
+                .map(|item| {
+                    let r = load(item).and_then(|raw| fp.fingerprint(raw));
+                    progress.advance(1);
+                    r
+                })
+                .collect::<Vec<_>>()
+        };
+        let results = match rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build() {
+            Ok(pool) => pool.install(run),
+            Err(_) => run(),
+        };
+        progress.finish();
+        let mut corpus = Corpus::default();
+        for r in results {
+            match r {
+                Ok(f) => corpus.docs.push(f),
+                Err(e) => corpus.errors.push(e),
+            }
+        }
+        corpus.finish_weighting(config.simhash_weighting);
+        corpus
+    }
+
+    /// Adds errors found before fingerprinting (missing paths), keeping input order.
+    pub fn add_errors(&mut self, errors: impl IntoIterator<Item = DocError>) {
+        self.errors.extend(errors);
+        self.errors.sort_by_key(|e| e.order);
+        self.docs.sort_by_key(|d| d.order);
+    }
+
+    /// Recomputes SimHash with corpus-wide weights where asked, then drops
+    /// the per-word counts.
+    fn finish_weighting(&mut self, weighting: SimHashWeighting) {
+        if weighting == SimHashWeighting::TfIdf && !self.docs.is_empty() {
+            let mut df: HashMap<u64, u32> = HashMap::new();
+            for d in &self.docs {
+                for &(h, _) in &d.terms {
+                    *df.entry(h).or_insert(0) += 1;
+                }
+            }
+            let n = self.docs.len() as f32;
+            self.docs.par_iter_mut().for_each(|d| {
+                d.simhash = simhash::simhash(d.terms.iter().map(|&(h, tf)| {
+                    let idf = (n / df[&h] as f32).ln() + 1.0;
+                    (h, tf as f32 * idf)
+                }));
+            });
+        }
+        for d in &mut self.docs {
+            d.terms = Vec::new();
+        }
+    }
+
+    /// Total documents named, fingerprinted or failed.
+    pub fn len(&self) -> usize {
+        self.docs.len() + self.errors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A document in a cluster, measured against the cluster's representative.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Member {
+    /// Index into [`Corpus::docs`].
+    pub doc: usize,
+    /// Exact Jaccard with the representative.
+    pub jaccard: f64,
+    /// Share of this member's shingles found in the representative.
+    pub containment: f64,
+    /// Same normalized text as the representative.
+    pub exact: bool,
+}
+
+/// A group of near-duplicate documents.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cluster {
+    /// 1-based, in order of each cluster's first member.
+    pub id: usize,
+    /// Index into [`Corpus::docs`].
+    pub representative: usize,
+    /// In input order; the representative is among them.
+    pub members: Vec<Member>,
+}
+
+impl Cluster {
+    /// True when every member has the representative's exact text.
+    pub fn is_exact(&self) -> bool {
+        self.members.iter().all(|m| m.exact)
+    }
+}
+
+/// Counts from one clustering run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stats {
+    pub documents: usize,
+    pub exact_duplicates: usize,
+    pub candidate_pairs: usize,
+    pub confirmed_pairs: usize,
+    pub lsh: Option<LshParams>,
+    pub hamming_blocks: Option<usize>,
+}
+
+/// The answer of [`find_duplicates`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Clustering {
+    pub clusters: Vec<Cluster>,
+    /// Every confirmed pair (exact duplicates included), by document index.
+    pub edges: Vec<Edge>,
+    pub stats: Stats,
+}
+
+/// Candidate pairs among `docs` for `threshold`, by the chosen method.
+pub fn candidate_pairs(docs: &[&Fingerprint], config: &Config, threshold: f64) -> (Vec<(u32, u32)>, Stats) {
+    let mut stats = Stats::default();
+    let mut pairs = Vec::new();
+    if matches!(config.method, Method::MinHash | Method::Both) {
+        let params = LshParams::optimal(threshold, config.permutations);
+        let sigs: Vec<&[u32]> = docs.iter().map(|d| d.minhash.as_slice()).collect();
+        pairs.extend(lsh::candidate_pairs(&sigs, params));
+        stats.lsh = Some(params);
+    }
+    if matches!(config.method, Method::SimHash | Method::Both) {
+        let tables = HammingTables::plan(docs.len(), config.max_hamming);
+        let fps: Vec<u64> = docs.iter().map(|d| d.simhash).collect();
+        pairs.extend(tables.pairs_within(&fps));
+        stats.hamming_blocks = Some(tables.blocks.len());
+    }
+    let pairs = crate::index::normalize_pairs(pairs);
+    stats.candidate_pairs = pairs.len();
+    (pairs, stats)
+}
+
+/// Exact-duplicate grouping, candidate generation, verification and
+/// clustering over a corpus.
+pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
+    let docs = &corpus.docs;
+    // Exact duplicates first: each extra copy links to the first, and only
+    // the first of each text takes part in the near-duplicate search.
+    let mut first_of: HashMap<[u8; 16], u32> = HashMap::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut uniques: Vec<u32> = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        match first_of.get(&d.digest) {
+            Some(&f) => {
+                let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
+                edges.push(Edge { a: f, b: i as u32, overlap });
+            }
+            None => {
+                first_of.insert(d.digest, i as u32);
+                uniques.push(i as u32);
+            }
+        }
+    }
+    let exact_duplicates = edges.len();
+    let unique_docs: Vec<&Fingerprint> = uniques.iter().map(|&i| &docs[i as usize]).collect();
+    let (candidates, mut stats) = candidate_pairs(&unique_docs, config, config.threshold);
+    let sets: Vec<&[u64]> = unique_docs.iter().map(|d| d.shingles.as_slice()).collect();
+    let near = verify::confirm(&candidates, &sets, config.threshold);
+    stats.documents = corpus.len();
+    stats.exact_duplicates = exact_duplicates;
+    stats.confirmed_pairs = near.len();
+    edges.extend(near.into_iter().map(|e| Edge { a: uniques[e.a as usize], b: uniques[e.b as usize], ..e }));
+    edges.sort_unstable_by_key(|e| (e.a, e.b));
+
+    let order: Vec<usize> = docs.iter().map(|d| d.order).collect();
+    let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
+    let groups = cluster::components(docs.len(), &links, &order, config.min_cluster_size);
+    let clusters = groups
+        .into_iter()
+        .enumerate()
+        .map(|(n, g)| {
+            let rep = &docs[g.representative as usize];
+            let members = g
+                .members
+                .iter()
+                .map(|&m| {
+                    let d = &docs[m as usize];
+                    let o = Overlap::of(&d.shingles, &rep.shingles);
+                    Member { doc: m as usize, jaccard: o.jaccard(), containment: o.containment_a_in_b(), exact: d.digest == rep.digest }
+                })
+                .collect();
+            Cluster { id: n + 1, representative: g.representative as usize, members }
+        })
+        .collect();
+    Clustering { clusters, edges, stats }
+}
+
+/// A similar document found by [`neighbors`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Neighbor {
+    pub doc: usize,
+    pub jaccard: f64,
+    pub containment: f64,
+}
+
+/// For each document, up to `top` others with exact Jaccard at least
+/// `floor`, most similar first (ties in input order).
+pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Vec<Vec<Neighbor>> {
+    let docs: Vec<&Fingerprint> = corpus.docs.iter().collect();
+    let (candidates, _) = candidate_pairs(&docs, config, floor);
+    let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
+    let edges = verify::confirm(&candidates, &sets, floor);
+    let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
+    for e in edges {
+        let o = e.overlap;
+        out[e.a as usize].push(Neighbor { doc: e.b as usize, jaccard: o.jaccard(), containment: o.containment_a_in_b() });
+        out[e.b as usize].push(Neighbor { doc: e.a as usize, jaccard: o.jaccard(), containment: o.containment_b_in_a() });
+    }
+    for list in &mut out {
+        list.sort_by(|x, y| y.jaccard.total_cmp(&x.jaccard).then(docs[x.doc].order.cmp(&docs[y.doc].order)));
+        list.truncate(top);
+    }
+    out
+}
+
+/// Everything known about how two documents relate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub jaccard: f64,
+    pub minhash_estimate: f64,
+    pub simhash_distance: u32,
+    pub containment_a_in_b: f64,
+    pub containment_b_in_a: f64,
+    pub shared_shingles: usize,
+    pub only_in_a: usize,
+    pub only_in_b: usize,
+    pub exact: bool,
+    pub threshold: f64,
+    /// Jaccard at or above the threshold.
+    pub duplicate: bool,
+}
+
+/// Compares two fingerprints exactly and by each sketch.
+pub fn compare(a: &Fingerprint, b: &Fingerprint, threshold: f64) -> Comparison {
+    let o = Overlap::of(&a.shingles, &b.shingles);
+    Comparison {
+        jaccard: o.jaccard(),
+        minhash_estimate: minhash::estimate(&a.minhash, &b.minhash),
+        simhash_distance: hamming(a.simhash, b.simhash),
+        containment_a_in_b: o.containment_a_in_b(),
+        containment_b_in_a: o.containment_b_in_a(),
+        shared_shingles: o.shared,
+        only_in_a: o.len_a - o.shared,
+        only_in_b: o.len_b - o.shared,
+        exact: a.digest == b.digest,
+        threshold,
+        duplicate: o.jaccard() >= threshold,
+    }
+}

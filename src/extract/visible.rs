@@ -1,0 +1,93 @@
+//! The `none` extractor: every piece of text a browser would show.
+
+use scraper::{Html, Node};
+
+/// Elements whose text is never shown, or is page furniture rather than content.
+const HIDDEN: &[&str] = &["script", "style", "noscript", "template", "head", "svg", "iframe", "object"];
+
+/// Elements that start a new line when rendered.
+const BLOCK: &[&str] = &[
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+    "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
+    "section", "table", "td", "th", "tr", "ul",
+];
+
+/// Returns the visible text of a page (blocks on their own lines) and its `<title>`.
+///
+/// The walk is iterative, so any nesting depth is safe.
+pub fn visible_text(html: &str) -> (String, Option<String>) {
+    let doc = Html::parse_document(html);
+    let mut out = String::with_capacity(html.len() / 4);
+    let mut title = None;
+    let mut hidden_depth = 0usize;
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(node) => match node.value() {
+                Node::Element(e) => {
+                    let name = e.name();
+                    if hidden_depth > 0 || HIDDEN.contains(&name) {
+                        hidden_depth += 1;
+                    } else if BLOCK.contains(&name) {
+                        push_break(&mut out);
+                    }
+                    if name == "title" && title.is_none() {
+                        let t: String = node.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect();
+                        let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+                        title = Some(t).filter(|t| !t.is_empty());
+                    }
+                }
+                Node::Text(t) if hidden_depth == 0 => {
+                    let text: &str = t;
+                    if !text.trim().is_empty() {
+                        if !out.is_empty() && !out.ends_with(['\n', ' ']) && text.starts_with(char::is_whitespace) {
+                            out.push(' ');
+                        }
+                        out.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+                        if text.ends_with(char::is_whitespace) {
+                            out.push(' ');
+                        }
+                    }
+                }
+                _ => {}
+            },
+            ego_tree::iter::Edge::Close(node) => {
+                if let Node::Element(e) = node.value() {
+                    if hidden_depth > 0 {
+                        hidden_depth -= 1;
+                    } else if BLOCK.contains(&e.name()) {
+                        push_break(&mut out);
+                    }
+                }
+            }
+        }
+    }
+    let text = out.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n");
+    (text, title)
+}
+
+fn push_break(out: &mut String) {
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_styles_and_head_are_hidden_and_blocks_break_lines() {
+        let (text, title) = visible_text(
+            "<html><head><title> My  page </title><style>p{}</style></head>\
+             <body><h1>Head</h1><p>One <b>bold</b> word</p><script>var x;</script><div>Two</div></body></html>",
+        );
+        assert_eq!(text, "Head\nOne bold word\nTwo");
+        assert_eq!(title.as_deref(), Some("My page"));
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow_the_stack() {
+        let html = format!("{}deep", "<span>".repeat(50_000));
+        assert_eq!(visible_text(&html).0, "deep");
+    }
+}

@@ -1,0 +1,36 @@
+//! webdup finds duplicate and near-duplicate web pages.
+//!
+//! The pipeline, one module a stage, data flowing one way:
+//!
+//! [`source`] (inputs, local files) → [`decode`] (charsets) → [`extract`]
+//! (main content) → [`shingle`] (normalized words, shingles, MD5) →
+//! [`sketch`] (MinHash, SimHash) → [`index`] (LSH bands, permuted Hamming
+//! tables) → [`verify`] (exact Jaccard) → [`cluster`] (union-find) →
+//! [`report`] (table, JSON, CSV). [`engine`] strings the stages together.
+//!
+//! ```
+//! use webdup::engine::{Config, Fingerprinter, compare};
+//!
+//! let config = Config::default().validate().unwrap();
+//! let fp = Fingerprinter::new(&config);
+//! let text = "the quick brown fox jumps over the lazy dog by the river bank today";
+//! let a = fp.fingerprint_text("a".into(), 0, text, None, "none").unwrap();
+//! let b = fp.fingerprint_text("b".into(), 1, &text.replace("today", "again"), None, "none").unwrap();
+//! let c = compare(&a, &b, config.threshold);
+//! assert!(c.jaccard > 0.8 && !c.exact);
+//! ```
+
+pub mod cluster;
+pub mod decode;
+pub mod engine;
+pub mod error;
+pub mod extract;
+pub mod index;
+pub mod report;
+pub mod shingle;
+pub mod sketch;
+pub mod source;
+pub mod verify;
+
+pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};
+pub use error::{DocError, DocErrorKind, Error, Result};

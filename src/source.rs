@@ -1,0 +1,371 @@
+//! Inputs: what the user named, expanded into an ordered list of documents,
+//! and local files read into text.
+//!
+//! An input is a file, a directory (walked recursively, in name order), a
+//! list file (one path or URL a line, `#` comments and blank lines skipped),
+//! `-` (a list read from standard input), or a URL. Every document keeps the
+//! position at which it was first named; naming it again is ignored.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::decode;
+use crate::error::{DocError, DocErrorKind};
+
+/// Extensions that make a file a document when a directory is walked.
+const DOCUMENT_EXTENSIONS: &[&str] = &["html", "htm", "xhtml", "txt", "text", "md"];
+
+/// Where a document comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    File(PathBuf),
+    Url(String),
+}
+
+/// One document to process, in input order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The id shown in every report: the path as named, or the URL.
+    pub id: String,
+    /// Position in the input (0-based), used for deterministic ordering.
+    pub order: usize,
+    pub location: Location,
+}
+
+/// Whether a document's text is markup or already plain text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Html,
+    Text,
+}
+
+/// A document read and decoded, before extraction.
+#[derive(Debug, Clone)]
+pub struct RawDocument {
+    pub id: String,
+    pub order: usize,
+    pub format: Format,
+    pub body: String,
+}
+
+/// The result of expanding the user's inputs.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub sources: Vec<Source>,
+    /// Inputs that could not be expanded (missing paths, unreadable lists).
+    pub errors: Vec<DocError>,
+}
+
+impl Collected {
+    /// Total number of named documents, failed or not.
+    pub fn len(&self) -> usize {
+        self.sources.len() + self.errors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Expands inputs into sources. `stdin` supplies the list for an input `-`.
+pub fn collect(inputs: &[String], stdin: &mut dyn Read) -> Collected {
+    let mut c = Collector::default();
+    for input in inputs {
+        c.add_input(input, stdin);
+    }
+    c.out
+}
+
+#[derive(Default)]
+struct Collector {
+    out: Collected,
+    seen: HashSet<String>,
+    next: usize,
+}
+
+impl Collector {
+    fn add_input(&mut self, input: &str, stdin: &mut dyn Read) {
+        if input == "-" {
+            let mut text = String::new();
+            match stdin.read_to_string(&mut text) {
+                Ok(_) => self.add_list(&text, Path::new(".")),
+                Err(e) => self.error(input, DocErrorKind::Io, format!("cannot read list from standard input: {e}")),
+            }
+            return;
+        }
+        if is_url(input) {
+            self.push(input.to_string(), Location::Url(input.to_string()));
+            return;
+        }
+        let path = Path::new(input);
+        match std::fs::metadata(path) {
+            Err(e) => self.error(input, DocErrorKind::Io, io_message(&e)),
+            Ok(m) if m.is_dir() => self.add_dir(path),
+            Ok(_) => match read_list(path) {
+                Some(text) => {
+                    let base = path.parent().unwrap_or(Path::new("."));
+                    self.add_list(&text, base)
+                }
+                None => self.push(input.to_string(), Location::File(path.to_path_buf())),
+            },
+        }
+    }
+
+    fn add_dir(&mut self, dir: &Path) {
+        let walker = walkdir::WalkDir::new(dir)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        for entry in walker {
+            match entry {
+                Ok(e) if e.file_type().is_file() && is_document_name(e.path()) => {
+                    let id = e.path().to_string_lossy().into_owned();
+                    self.push(id, Location::File(e.path().to_path_buf()));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let id = e.path().map_or_else(|| dir.display().to_string(), |p| p.display().to_string());
+                    self.error(&id, DocErrorKind::Io, e.to_string());
+                }
+            }
+        }
+    }
+
+    fn add_list(&mut self, text: &str, base: &Path) {
+        for line in list_lines(text) {
+            if is_url(line) {
+                self.push(line.to_string(), Location::Url(line.to_string()));
+                continue;
+            }
+            let path = if Path::new(line).is_absolute() { PathBuf::from(line) } else { base.join(line) };
+            let id = path.to_string_lossy().into_owned();
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => self.add_dir(&path),
+                Ok(_) => self.push(id, Location::File(path)),
+                Err(e) => self.error(&id, DocErrorKind::Io, io_message(&e)),
+            }
+        }
+    }
+
+    fn push(&mut self, id: String, location: Location) {
+        if self.seen.insert(id.clone()) {
+            self.out.sources.push(Source { id, order: self.next, location });
+            self.next += 1;
+        }
+    }
+
+    fn error(&mut self, id: &str, kind: DocErrorKind, message: String) {
+        if self.seen.insert(id.to_string()) {
+            self.out.errors.push(DocError::new(id, self.next, kind, message));
+            self.next += 1;
+        }
+    }
+}
+
+fn io_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// True for `http://` and `https://` URLs (case-insensitive scheme).
+pub fn is_url(s: &str) -> bool {
+    let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+fn is_document_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    Path::new(name)
+        .extension()
+        .is_some_and(|ext| DOCUMENT_EXTENSIONS.iter().any(|d| ext.eq_ignore_ascii_case(d)))
+}
+
+fn list_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// Reads `path` as a list file if it is one: small, UTF-8, not HTML, and every
+/// entry a URL or a path that exists (relative to the list's folder).
+fn read_list(path: &Path) -> Option<String> {
+    const MAX_LIST_BYTES: u64 = 64 << 20;
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if name.ends_with(".gz") || name.ends_with(".html") || name.ends_with(".htm") {
+        return None;
+    }
+    if std::fs::metadata(path).ok()?.len() > MAX_LIST_BYTES {
+        return None;
+    }
+    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut entries = list_lines(&text).peekable();
+    entries.peek()?;
+    let looks_like_list = entries.all(|line| {
+        is_url(line)
+            || (!line.contains(char::is_whitespace) && {
+                let p = Path::new(line);
+                if p.is_absolute() { p.exists() } else { base.join(p).exists() }
+            })
+    });
+    drop(entries);
+    looks_like_list.then_some(text)
+}
+
+/// Limits applied when reading a local file.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadLimits {
+    /// Largest document accepted, after decompression.
+    pub max_bytes: u64,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits { max_bytes: 10 << 20 }
+    }
+}
+
+/// Reads, decompresses and decodes a local file.
+pub fn read_file(source: &Source, path: &Path, limits: ReadLimits) -> Result<RawDocument, DocError> {
+    let err = |kind, msg: String| DocError::new(&source.id, source.order, kind, msg);
+    let file = std::fs::File::open(path).map_err(|e| err(DocErrorKind::Io, io_message(&e)))?;
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    let gz = name.ends_with(".gz");
+    let mut bytes = Vec::new();
+    let read = if gz {
+        flate2::read::MultiGzDecoder::new(file).take(limits.max_bytes + 1).read_to_end(&mut bytes)
+    } else {
+        file.take(limits.max_bytes + 1).read_to_end(&mut bytes)
+    };
+    if let Err(e) = read {
+        let kind = if gz { DocErrorKind::Decompress } else { DocErrorKind::Io };
+        return Err(err(kind, e.to_string()));
+    }
+    if bytes.len() as u64 > limits.max_bytes {
+        return Err(err(DocErrorKind::TooLarge, format!("larger than the {} byte limit", limits.max_bytes)));
+    }
+    let plain_name = name.strip_suffix(".gz").unwrap_or(&name);
+    let format = if plain_name.ends_with(".txt") || plain_name.ends_with(".text") || plain_name.ends_with(".md") {
+        Format::Text
+    } else if [".html", ".htm", ".xhtml"].iter().any(|e| plain_name.ends_with(e)) || looks_like_html(&bytes) {
+        Format::Html
+    } else {
+        Format::Text
+    };
+    bytes_to_document(source, bytes, None, format)
+}
+
+/// Checks and decodes bytes into a document: empty and binary input are
+/// refused, text is decoded as [`decode::decode`] says.
+pub fn bytes_to_document(
+    source: &Source,
+    bytes: Vec<u8>,
+    header_charset: Option<&str>,
+    format: Format,
+) -> Result<RawDocument, DocError> {
+    let err = |kind, msg: String| DocError::new(&source.id, source.order, kind, msg);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(err(DocErrorKind::Empty, "empty document".to_string()));
+    }
+    // UTF-16 text legitimately holds NUL bytes; it always starts with a BOM here.
+    let has_utf16_bom = bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]);
+    if !has_utf16_bom && memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
+        return Err(err(DocErrorKind::Binary, "binary content (NUL bytes), not a text or HTML document".to_string()));
+    }
+    let decoded = decode::decode(&bytes, header_charset, format == Format::Html)
+        .map_err(|e| err(DocErrorKind::Encoding, e.to_string()))?;
+    Ok(RawDocument { id: source.id.clone(), order: source.order, format, body: decoded.text })
+}
+
+fn looks_like_html(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(1024)];
+    let lower = head.to_ascii_lowercase();
+    [&b"<!doctype html"[..], b"<html", b"<head", b"<body"].iter().any(|needle| memchr::memmem::find(&lower, needle).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(c: &Collected) -> Vec<&str> {
+        c.sources.iter().map(|s| s.id.as_str()).collect()
+    }
+
+    #[test]
+    fn directories_are_walked_in_name_order_and_duplicates_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("b.html"), "<p>b</p>").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        std::fs::write(dir.path().join("sub/c.html.gz"), "").unwrap();
+        std::fs::write(dir.path().join("image.png"), "x").unwrap();
+        let d = dir.path().to_string_lossy().into_owned();
+        let c = collect(&[d.clone(), d], &mut std::io::empty());
+        let names: Vec<_> = ids(&c).iter().map(|i| i.rsplit('/').next().unwrap().to_string()).collect();
+        assert_eq!(names, ["a.txt", "b.html", "c.html.gz"]);
+        assert_eq!(c.sources.iter().map(|s| s.order).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+
+    #[test]
+    fn list_files_are_detected_and_plain_text_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.html"), "<p>a</p>").unwrap();
+        std::fs::write(dir.path().join("list.txt"), "# pages\na.html\n\nhttps://example.com/x\n").unwrap();
+        std::fs::write(dir.path().join("prose.txt"), "a.html is a file\n").unwrap();
+        let list = dir.path().join("list.txt").to_string_lossy().into_owned();
+        let prose = dir.path().join("prose.txt").to_string_lossy().into_owned();
+        let c = collect(&[list, prose.clone()], &mut std::io::empty());
+        assert_eq!(c.sources.len(), 3);
+        assert!(c.sources[0].id.ends_with("a.html"));
+        assert_eq!(c.sources[1].location, Location::Url("https://example.com/x".into()));
+        assert_eq!(c.sources[2].id, prose);
+    }
+
+    #[test]
+    fn missing_paths_become_errors_in_order() {
+        let c = collect(&["https://a.example/".into(), "/no/such/file.html".into()], &mut std::io::empty());
+        assert_eq!(c.errors.len(), 1);
+        assert_eq!(c.errors[0].kind, DocErrorKind::Io);
+        assert_eq!(c.errors[0].order, 1);
+    }
+
+    #[test]
+    fn stdin_list() {
+        let c = collect(&["-".into()], &mut "http://x.example/\n# c\nhttp://y.example/\n".as_bytes());
+        assert_eq!(ids(&c), ["http://x.example/", "http://y.example/"]);
+    }
+
+    #[test]
+    fn reading_refuses_empty_binary_and_oversized_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            (Source { id: name.into(), order: 0, location: Location::File(p.clone()) }, p)
+        };
+        let kind = |(s, p): (Source, PathBuf), max| read_file(&s, &p, ReadLimits { max_bytes: max }).unwrap_err().kind;
+        assert_eq!(kind(write("e.html", b" \n"), 100), DocErrorKind::Empty);
+        assert_eq!(kind(write("b.html", b"\x7fELF\0\0\x01"), 100), DocErrorKind::Binary);
+        assert_eq!(kind(write("big.txt", &[b'a'; 101]), 100), DocErrorKind::TooLarge);
+        assert_eq!(kind(write("bad.txt", b"ok \xC3\x28"), 100), DocErrorKind::Encoding);
+        assert_eq!(kind(write("bad.html.gz", b"not gzip"), 100), DocErrorKind::Decompress);
+    }
+
+    #[test]
+    fn gzip_files_are_decompressed() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.html.gz");
+        let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&p).unwrap(), flate2::Compression::fast());
+        enc.write_all(b"<html><body>hello</body></html>").unwrap();
+        enc.finish().unwrap();
+        let s = Source { id: "p".into(), order: 0, location: Location::File(p.clone()) };
+        let doc = read_file(&s, &p, ReadLimits::default()).unwrap();
+        assert_eq!(doc.format, Format::Html);
+        assert!(doc.body.contains("hello"));
+    }
+}

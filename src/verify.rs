@@ -1,0 +1,126 @@
+//! Exact confirmation of candidate pairs on the real shingle sets.
+//!
+//! Sketches only nominate pairs; a similarity that webdup reports is always
+//! computed here from the full sets, never estimated.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Exact overlap of two shingle sets.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Overlap {
+    /// Shingles in both.
+    pub shared: usize,
+    pub len_a: usize,
+    pub len_b: usize,
+}
+
+impl Overlap {
+    /// Computes the overlap of two sorted, distinct hash lists.
+    pub fn of(a: &[u64], b: &[u64]) -> Overlap {
+        Overlap { shared: intersection_len(a, b), len_a: a.len(), len_b: b.len() }
+    }
+
+    /// |A ∩ B| / |A ∪ B|; two empty sets are identical (1.0).
+    pub fn jaccard(&self) -> f64 {
+        let union = self.len_a + self.len_b - self.shared;
+        if union == 0 { 1.0 } else { self.shared as f64 / union as f64 }
+    }
+
+    /// Share of A's shingles found in B.
+    pub fn containment_a_in_b(&self) -> f64 {
+        if self.len_a == 0 { 1.0 } else { self.shared as f64 / self.len_a as f64 }
+    }
+
+    /// Share of B's shingles found in A.
+    pub fn containment_b_in_a(&self) -> f64 {
+        if self.len_b == 0 { 1.0 } else { self.shared as f64 / self.len_b as f64 }
+    }
+}
+
+/// Size of the intersection of two sorted, distinct lists.
+pub fn intersection_len(a: &[u64], b: &[u64]) -> usize {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.is_empty() {
+        return 0;
+    }
+    // Galloping pays off when one set is much smaller than the other.
+    if large.len() / small.len() >= 32 {
+        return small.iter().filter(|x| large.binary_search(x).is_ok()).count();
+    }
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < small.len() && j < large.len() {
+        let (x, y) = (small[i], large[j]);
+        n += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    n
+}
+
+/// A confirmed pair.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Edge {
+    pub a: u32,
+    pub b: u32,
+    pub overlap: Overlap,
+}
+
+impl Edge {
+    pub fn jaccard(&self) -> f64 {
+        self.overlap.jaccard()
+    }
+}
+
+/// Keeps the candidate pairs whose exact Jaccard is at least `threshold`.
+/// The output keeps the (sorted) order of `candidates`.
+pub fn confirm(candidates: &[(u32, u32)], sets: &[&[u64]], threshold: f64) -> Vec<Edge> {
+    candidates
+        .par_iter()
+        .filter_map(|&(a, b)| {
+            let (sa, sb) = (sets[a as usize], sets[b as usize]);
+            // Jaccard can be no more than the ratio of the sizes.
+            let (lo, hi) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
+            if hi > 0 && (lo as f64) < threshold * hi as f64 - 1e-9 {
+                return None;
+            }
+            let overlap = Overlap::of(sa, sb);
+            (overlap.jaccard() >= threshold).then_some(Edge { a, b, overlap })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_measures() {
+        let o = Overlap::of(&[1, 2, 3, 4], &[3, 4, 5]);
+        assert_eq!(o.shared, 2);
+        assert!((o.jaccard() - 0.4).abs() < 1e-12);
+        assert_eq!(o.containment_a_in_b(), 0.5);
+        assert!((o.containment_b_in_a() - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(Overlap::of(&[], &[]).jaccard(), 1.0);
+    }
+
+    #[test]
+    fn galloping_and_merge_agree() {
+        let large: Vec<u64> = (0..10_000).map(|i| i * 3).collect();
+        let small = vec![0, 3, 4, 9_000, 29_997, 40_000];
+        assert_eq!(intersection_len(&small, &large), 4);
+        assert_eq!(intersection_len(&large, &small), 4);
+    }
+
+    #[test]
+    fn confirm_keeps_pairs_at_or_above_threshold() {
+        let a: Vec<u64> = (0..10).collect();
+        let b: Vec<u64> = (0..8).collect();
+        let c: Vec<u64> = (100..110).collect();
+        let sets: Vec<&[u64]> = vec![&a, &b, &c];
+        let edges = confirm(&[(0, 1), (0, 2), (1, 2)], &sets, 0.8);
+        assert_eq!(edges.len(), 1);
+        assert_eq!((edges[0].a, edges[0].b), (0, 1));
+        assert_eq!(edges[0].jaccard(), 0.8);
+    }
+}

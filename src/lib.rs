@@ -29,6 +29,7 @@ pub mod index;
 pub mod report;
 pub mod shingle;
 pub mod sketch;
+pub mod synth;
 pub mod source;
 pub mod verify;
 

@@ -1,1 +1,284 @@
-//! Reports.
+//! Reports: the results of a run as a terminal table, JSON, CSV or TSV.
+//!
+//! Reports are built from the engine's output into plain serializable
+//! structs ([`ClusterReport`], [`NeighborReport`]) first, so every format
+//! shows the same facts, and failed documents appear in every format.
+
+mod table;
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::engine::{Clustering, Comparison, Config, Corpus, Neighbor};
+use crate::error::{DocError, Result};
+
+pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
+
+/// Version of the JSON schema; bumped when a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Tsv,
+}
+
+/// Counts shown at the top or bottom of every report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub documents: usize,
+    pub fingerprinted: usize,
+    pub failed: usize,
+    pub clusters: usize,
+    pub clustered_documents: usize,
+    pub exact_clusters: usize,
+    pub candidate_pairs: usize,
+    pub confirmed_pairs: usize,
+}
+
+/// A member of a reported cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberRow {
+    pub id: String,
+    pub representative: bool,
+    /// Exact Jaccard with the representative.
+    pub jaccard: f64,
+    /// Share of this member's shingles found in the representative.
+    pub containment: f64,
+    /// Same normalized text as the representative.
+    pub exact: bool,
+    pub words: usize,
+}
+
+/// A reported cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterRow {
+    pub id: usize,
+    pub size: usize,
+    /// `exact` when every member has the same text, else `near`.
+    pub kind: &'static str,
+    pub representative: String,
+    pub members: Vec<MemberRow>,
+}
+
+/// A document that could not be processed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorRow {
+    pub id: String,
+    pub kind: String,
+    pub message: String,
+}
+
+impl From<&DocError> for ErrorRow {
+    fn from(e: &DocError) -> Self {
+        ErrorRow { id: e.id.clone(), kind: e.kind.as_str().to_string(), message: e.message.clone() }
+    }
+}
+
+/// Everything `webdup cluster` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterReport {
+    pub schema_version: u32,
+    pub settings: Config,
+    pub summary: Summary,
+    pub clusters: Vec<ClusterRow>,
+    pub errors: Vec<ErrorRow>,
+}
+
+/// Rounds to 6 decimals so reports stay readable and stable.
+fn round(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+impl ClusterReport {
+    pub fn new(corpus: &Corpus, clustering: &Clustering, config: &Config) -> ClusterReport {
+        let clusters: Vec<ClusterRow> = clustering
+            .clusters
+            .iter()
+            .map(|c| ClusterRow {
+                id: c.id,
+                size: c.members.len(),
+                kind: if c.is_exact() { "exact" } else { "near" },
+                representative: corpus.docs[c.representative].id.clone(),
+                members: c
+                    .members
+                    .iter()
+                    .map(|m| MemberRow {
+                        id: corpus.docs[m.doc].id.clone(),
+                        representative: m.doc == c.representative,
+                        jaccard: round(m.jaccard),
+                        containment: round(m.containment),
+                        exact: m.exact,
+                        words: corpus.docs[m.doc].word_count,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let summary = Summary {
+            documents: corpus.len(),
+            fingerprinted: corpus.docs.len(),
+            failed: corpus.errors.len(),
+            clusters: clusters.len(),
+            clustered_documents: clusters.iter().map(|c| c.size).sum(),
+            exact_clusters: clusters.iter().filter(|c| c.kind == "exact").count(),
+            candidate_pairs: clustering.stats.candidate_pairs,
+            confirmed_pairs: clustering.stats.confirmed_pairs + clustering.stats.exact_duplicates,
+        };
+        ClusterReport {
+            schema_version: SCHEMA_VERSION,
+            settings: config.clone(),
+            summary,
+            clusters,
+            errors: corpus.errors.iter().map(ErrorRow::from).collect(),
+        }
+    }
+
+    /// Writes the report in `format`.
+    pub fn write(&self, format: Format, out: &mut dyn Write) -> Result<()> {
+        match format {
+            Format::Table => write_cluster_table(self, out)?,
+            Format::Json => write_json(self, out)?,
+            Format::Csv => self.write_delimited(b',', out)?,
+            Format::Tsv => self.write_delimited(b'\t', out)?,
+        }
+        Ok(())
+    }
+
+    /// One row per clustered document, then one per failed document (with
+    /// an empty cluster and the reason in `error`).
+    fn write_delimited(&self, delimiter: u8, out: &mut dyn Write) -> Result<()> {
+        let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
+        w.write_record(["cluster", "kind", "document", "representative", "jaccard", "containment", "exact", "words", "error"])?;
+        for c in &self.clusters {
+            for m in &c.members {
+                w.write_record([
+                    c.id.to_string(),
+                    c.kind.to_string(),
+                    m.id.clone(),
+                    m.representative.to_string(),
+                    format!("{:.4}", m.jaccard),
+                    format!("{:.4}", m.containment),
+                    m.exact.to_string(),
+                    m.words.to_string(),
+                    String::new(),
+                ])?;
+            }
+        }
+        for e in &self.errors {
+            let error = format!("{}: {}", e.kind, e.message);
+            w.write_record(["", "", &e.id, "", "", "", "", "", &error])?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+/// A document's nearest neighbours.
+#[derive(Debug, Clone, Serialize)]
+pub struct NeighborRow {
+    pub id: String,
+    pub neighbors: Vec<NeighborEntry>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NeighborEntry {
+    pub id: String,
+    pub jaccard: f64,
+    pub containment: f64,
+}
+
+/// Everything `webdup neighbors` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct NeighborReport {
+    pub schema_version: u32,
+    pub min_similarity: f64,
+    pub top: usize,
+    pub documents: Vec<NeighborRow>,
+    pub errors: Vec<ErrorRow>,
+}
+
+impl NeighborReport {
+    pub fn new(corpus: &Corpus, lists: &[Vec<Neighbor>], min_similarity: f64, top: usize) -> NeighborReport {
+        let documents = corpus
+            .docs
+            .iter()
+            .zip(lists)
+            .map(|(d, list)| NeighborRow {
+                id: d.id.clone(),
+                neighbors: list
+                    .iter()
+                    .map(|n| NeighborEntry {
+                        id: corpus.docs[n.doc].id.clone(),
+                        jaccard: round(n.jaccard),
+                        containment: round(n.containment),
+                    })
+                    .collect(),
+            })
+            .collect();
+        NeighborReport {
+            schema_version: SCHEMA_VERSION,
+            min_similarity,
+            top,
+            documents,
+            errors: corpus.errors.iter().map(ErrorRow::from).collect(),
+        }
+    }
+
+    pub fn write(&self, format: Format, out: &mut dyn Write) -> Result<()> {
+        match format {
+            Format::Table => write_neighbor_table(self, out)?,
+            Format::Json => write_json(self, out)?,
+            Format::Csv | Format::Tsv => {
+                let delimiter = if format == Format::Csv { b',' } else { b'\t' };
+                let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
+                w.write_record(["document", "rank", "neighbor", "jaccard", "containment", "error"])?;
+                for d in &self.documents {
+                    for (rank, n) in d.neighbors.iter().enumerate() {
+                        w.write_record([
+                            d.id.clone(),
+                            (rank + 1).to_string(),
+                            n.id.clone(),
+                            format!("{:.4}", n.jaccard),
+                            format!("{:.4}", n.containment),
+                            String::new(),
+                        ])?;
+                    }
+                }
+                for e in &self.errors {
+                    w.write_record([e.id.as_str(), "", "", "", "", &format!("{}: {}", e.kind, e.message)])?;
+                }
+                w.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `webdup compare` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparisonReport {
+    pub schema_version: u32,
+    pub a: String,
+    pub b: String,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
+impl ComparisonReport {
+    pub fn write(&self, format: Format, out: &mut dyn Write) -> Result<()> {
+        match format {
+            Format::Json => write_json(self, out),
+            _ => Ok(write_comparison_table(self, out)?),
+        }
+    }
+}
+
+fn write_json<T: Serialize>(value: &T, out: &mut dyn Write) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! Command-line interface. Flags (clap) become a validated
+//! [`webdup::Config`] here; the library never sees clap.
+//!
+//! Exit codes: 0 when every input was processed, 1 when the run completed
+//! but some inputs failed (they are listed in the output), 2 on a fatal
+//! error (bad flags, unwritable output, no usable input).
+
+mod args;
+mod progress;
+
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+
+use webdup::engine::{self, Corpus};
+use webdup::error::{DocError, DocErrorKind};
+use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
+use webdup::source::{self, Location, ReadLimits, Source};
+
+use args::{Cli, Command, CommonArgs, OutputArgs};
+
+/// Exit code when the run completed but some inputs failed.
+const EXIT_SOME_FAILED: u8 = 1;
+/// Exit code for fatal errors.
+const EXIT_FATAL: u8 = 2;
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("webdup: error: {err:#}");
+            ExitCode::from(EXIT_FATAL)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            || matches!(e.downcast_ref::<webdup::Error>(), Some(webdup::Error::Output(io)) if io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Cluster { inputs, common, output, explain } => {
+            let config = common.to_config()?;
+            if explain {
+                explain_lsh(&config);
+            }
+            let corpus = load_corpus(&inputs, &common, &config)?;
+            let clustering = engine::find_duplicates(&corpus, &config);
+            let report = ClusterReport::new(&corpus, &clustering, &config);
+            write_output(&output, |fmt, out| report.write(fmt, out))?;
+            Ok(exit_for(&corpus))
+        }
+        Command::Neighbors { inputs, common, output, top, min_similarity } => {
+            let config = common.to_config()?;
+            let floor = min_similarity.unwrap_or(config.threshold);
+            let top = top as usize;
+            if !(floor > 0.0 && floor <= 1.0) {
+                bail!("--min-similarity must be in (0, 1], not {floor}");
+            }
+            let corpus = load_corpus(&inputs, &common, &config)?;
+            let lists = engine::neighbors(&corpus, &config, floor, top);
+            let report = NeighborReport::new(&corpus, &lists, floor, top);
+            write_output(&output, |fmt, out| report.write(fmt, out))?;
+            Ok(exit_for(&corpus))
+        }
+        Command::Compare { a, b, common, output } => {
+            let config = common.to_config()?;
+            let corpus = load_corpus(&[a.clone(), b.clone()], &common, &config)?;
+            if let Some(e) = corpus.errors.first() {
+                bail!("cannot compare: {}: {}", e.id, e.message);
+            }
+            if corpus.docs.len() != 2 {
+                bail!("compare needs two different documents");
+            }
+            let comparison = engine::compare(&corpus.docs[0], &corpus.docs[1], config.threshold);
+            let report = ComparisonReport { schema_version: report::SCHEMA_VERSION, a, b, comparison };
+            write_output(&output, |fmt, out| report.write(fmt, out))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn exit_for(corpus: &Corpus) -> ExitCode {
+    if corpus.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_SOME_FAILED) }
+}
+
+/// Expands inputs, reads and fingerprints every document.
+fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Corpus> {
+    let collected = source::collect(inputs, &mut io::stdin().lock());
+    if collected.is_empty() {
+        bail!("no documents found in the inputs given");
+    }
+    let limits = ReadLimits { max_bytes: common.max_bytes };
+    let progress = progress::Bar::new(common.quiet);
+    let mut corpus = Corpus::build(collected.sources, |s: Source| load_source(s, limits), config, &progress);
+    corpus.add_errors(collected.errors);
+    Ok(corpus)
+}
+
+fn load_source(s: Source, limits: ReadLimits) -> Result<source::RawDocument, DocError> {
+    match &s.location {
+        Location::File(path) => source::read_file(&s, path, limits),
+        Location::Url(_) => Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "fetching URLs is not supported by this build")),
+    }
+}
+
+fn write_output(
+    output: &OutputArgs,
+    write: impl Fn(report::Format, &mut dyn Write) -> webdup::Result<()>,
+) -> anyhow::Result<()> {
+    let format = output.format(io::stdout().is_terminal() && output.output.is_none());
+    match &output.output {
+        Some(path) => {
+            let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = io::BufWriter::new(file);
+            write(format, &mut w).with_context(|| format!("cannot write {}", path.display()))?;
+            w.flush().with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        None => {
+            let mut w = io::BufWriter::new(io::stdout().lock());
+            write(format, &mut w)?;
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints the LSH banding and its S-curve to standard error.
+fn explain_lsh(config: &webdup::Config) {
+    let p = config.lsh_params();
+    eprintln!(
+        "LSH: {} bands x {} rows ({} of {} permutations) for threshold {}",
+        p.bands,
+        p.rows,
+        p.used_rows(),
+        config.permutations,
+        config.threshold
+    );
+    eprintln!(
+        "  chosen by minimizing 0.5 x false-positive area + 0.5 x false-negative area among bandings \
+         that catch at least {:.1}% of pairs at the threshold",
+        webdup::index::lsh::RECALL_FLOOR * 100.0
+    );
+    eprintln!("  similarity  P(candidate)");
+    let mut points: Vec<f64> = vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, config.threshold];
+    points.sort_by(f64::total_cmp);
+    points.dedup();
+    for s in points {
+        let mark = if s == config.threshold { "  <- threshold" } else { "" };
+        eprintln!("  {s:>10.2}  {:>12.4}{mark}", p.probability(s));
+    }
+    eprintln!(
+        "  false-positive area {:.4}, false-negative area {:.4}",
+        p.false_positive_area(config.threshold),
+        p.false_negative_area(config.threshold)
+    );
+}

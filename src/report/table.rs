@@ -1,0 +1,80 @@
+//! Plain-text tables for people at a terminal.
+
+use std::io::{self, Write};
+
+use super::{ClusterReport, ComparisonReport, NeighborReport};
+
+pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result<()> {
+    for c in &r.clusters {
+        writeln!(out, "cluster {} · {} documents · {}", c.id, c.size, if c.kind == "exact" { "exact duplicates" } else { "near duplicates" })?;
+        writeln!(out, "  {:>7}  {:>7}  {:>6}  document", "jaccard", "contain", "words")?;
+        for m in &c.members {
+            let mark = if m.representative { "  (representative)" } else if m.exact { "  (exact)" } else { "" };
+            writeln!(out, "  {:>7.4}  {:>7.4}  {:>6}  {}{}", m.jaccard, m.containment, m.words, m.id, mark)?;
+        }
+        writeln!(out)?;
+    }
+    if !r.errors.is_empty() {
+        writeln!(out, "failed documents ({}):", r.errors.len())?;
+        for e in &r.errors {
+            writeln!(out, "  {}  [{}] {}", e.id, e.kind, e.message)?;
+        }
+        writeln!(out)?;
+    }
+    let s = &r.summary;
+    writeln!(
+        out,
+        "{} documents: {} fingerprinted, {} failed; {} clusters ({} exact) covering {} documents; \
+         {} candidate pairs, {} confirmed at Jaccard >= {}",
+        s.documents,
+        s.fingerprinted,
+        s.failed,
+        s.clusters,
+        s.exact_clusters,
+        s.clustered_documents,
+        s.candidate_pairs,
+        s.confirmed_pairs,
+        r.settings.threshold
+    )
+}
+
+pub fn write_neighbor_table(r: &NeighborReport, out: &mut dyn Write) -> io::Result<()> {
+    for d in &r.documents {
+        writeln!(out, "{}", d.id)?;
+        if d.neighbors.is_empty() {
+            writeln!(out, "  (none at Jaccard >= {})", r.min_similarity)?;
+        }
+        for n in &d.neighbors {
+            writeln!(out, "  {:>7.4}  {:>7.4}  {}", n.jaccard, n.containment, n.id)?;
+        }
+    }
+    if !r.errors.is_empty() {
+        writeln!(out, "\nfailed documents ({}):", r.errors.len())?;
+        for e in &r.errors {
+            writeln!(out, "  {}  [{}] {}", e.id, e.kind, e.message)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn write_comparison_table(r: &ComparisonReport, out: &mut dyn Write) -> io::Result<()> {
+    let c = &r.comparison;
+    writeln!(out, "A: {}", r.a)?;
+    writeln!(out, "B: {}", r.b)?;
+    writeln!(out, "exact Jaccard          {:.4}", c.jaccard)?;
+    writeln!(out, "MinHash estimate       {:.4}", c.minhash_estimate)?;
+    writeln!(out, "SimHash distance       {} bits", c.simhash_distance)?;
+    writeln!(out, "containment A in B     {:.4}", c.containment_a_in_b)?;
+    writeln!(out, "containment B in A     {:.4}", c.containment_b_in_a)?;
+    writeln!(out, "shingles shared        {}", c.shared_shingles)?;
+    writeln!(out, "shingles only in A     {}", c.only_in_a)?;
+    writeln!(out, "shingles only in B     {}", c.only_in_b)?;
+    let verdict = if c.exact {
+        "exact duplicate (same normalized text)".to_string()
+    } else if c.duplicate {
+        format!("near duplicate (Jaccard >= {})", c.threshold)
+    } else {
+        format!("not a duplicate (Jaccard < {})", c.threshold)
+    };
+    writeln!(out, "verdict                {verdict}")
+}

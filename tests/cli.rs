@@ -1,0 +1,205 @@
+//! The real binary, run in a temp dir or on the bundled fixtures.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn webdup(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run webdup")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 output")
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(o)))
+}
+
+#[test]
+fn example_site_clusters_the_republished_article() {
+    let o = webdup(&["cluster", "fixtures/example", "--format", "json"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    let clusters = v["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1);
+    let ids: Vec<&str> = clusters[0]["members"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [
+        "fixtures/example/river-path-print.html",
+        "fixtures/example/river-path-restored.html",
+        "fixtures/example/river-path-updated.html",
+        "fixtures/example/syndicated-river-path.html",
+    ]);
+}
+
+#[test]
+fn json_report_snapshot() {
+    let o = webdup(&["cluster", "fixtures/example", "--format", "json"], &[]);
+    insta::assert_snapshot!("cluster_json", stdout(&o));
+}
+
+#[test]
+fn csv_and_tsv_report_snapshots() {
+    let o = webdup(&["cluster", "fixtures/example", "--format", "csv"], &[]);
+    insta::assert_snapshot!("cluster_csv", stdout(&o));
+    let o = webdup(&["cluster", "fixtures/example", "--format", "tsv"], &[]);
+    insta::assert_snapshot!("cluster_tsv", stdout(&o));
+}
+
+#[test]
+fn table_report_snapshot() {
+    let o = webdup(&["cluster", "fixtures/example", "--format", "table"], &[]);
+    insta::assert_snapshot!("cluster_table", stdout(&o));
+}
+
+fn write_generated_corpus(dir: &Path, n: usize) {
+    let texts = webdup::synth::corpus(&webdup::synth::SynthConfig {
+        documents: n,
+        words_per_document: 200,
+        copy_share: 0.5,
+        ..Default::default()
+    });
+    for (i, t) in texts.iter().enumerate() {
+        std::fs::write(dir.join(format!("doc{i:04}.txt")), t).unwrap();
+    }
+}
+
+#[test]
+fn output_is_byte_identical_across_runs_and_thread_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    write_generated_corpus(dir.path(), 400);
+    let d = dir.path().to_str().unwrap();
+    for format in ["json", "csv"] {
+        let args = ["cluster", d, "fixtures/example", "--method", "both", "--format", format];
+        let one = webdup(&args, &[("RAYON_NUM_THREADS", "1")]);
+        let two = webdup(&args, &[("RAYON_NUM_THREADS", "2")]);
+        let again = webdup(&args, &[("RAYON_NUM_THREADS", "2")]);
+        assert_eq!(one.status.code(), Some(0));
+        assert!(stdout(&one).matches("near").count() > 10, "the corpus must produce clusters");
+        assert_eq!(one.stdout, two.stdout, "{format}: 1 vs 2 threads");
+        assert_eq!(two.stdout, again.stdout, "{format}: two runs");
+    }
+}
+
+#[test]
+fn bad_inputs_are_reported_per_document_and_the_run_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    for name in ["river-path-restored.html", "river-path-updated.html", "comet-autumn.html"] {
+        std::fs::copy(Path::new("fixtures/example").join(name), p.join(name)).unwrap();
+    }
+    std::fs::write(p.join("empty.html"), "").unwrap();
+    std::fs::write(p.join("binary.html"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    std::fs::write(p.join("latin1.txt"), b"caf\xe9 cr\xe8me br\xfbl\xe9e").unwrap();
+    let big = format!("<html><body>{}</body></html>", "<p>word after word after word</p>\n".repeat(50 * 1024 * 1024 / 35));
+    std::fs::write(p.join("big.html"), big).unwrap();
+    std::fs::write(p.join("deep.html"), format!("<html><body>{}deep</body></html>", "<div>".repeat(100_000))).unwrap();
+    let missing = p.join("missing.html");
+    let o = webdup(&["cluster", p.to_str().unwrap(), missing.to_str().unwrap(), "--format", "json"], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "some inputs failed: exit 1; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let v = json(&o);
+    let kind_of = |suffix: &str| {
+        v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"].as_str().unwrap().ends_with(suffix))
+            .map(|e| (e["kind"].as_str().unwrap().to_string(), e["message"].as_str().unwrap().to_string()))
+            .unwrap_or_else(|| panic!("no error for {suffix}: {v}"))
+    };
+    assert_eq!(kind_of("empty.html").0, "empty");
+    assert_eq!(kind_of("binary.html").0, "binary");
+    assert_eq!(kind_of("latin1.txt").0, "encoding");
+    assert_eq!(kind_of("big.html").0, "too_large");
+    assert_eq!(kind_of("deep.html").0, "too_deep");
+    let (kind, message) = kind_of("missing.html");
+    assert_eq!(kind, "io");
+    assert!(message.contains("no such file"), "{message}");
+    assert_eq!(v["summary"]["fingerprinted"], 3);
+    assert_eq!(v["clusters"].as_array().unwrap().len(), 1, "the good documents still cluster");
+    // Failed documents appear in CSV too.
+    let o = webdup(&["cluster", p.to_str().unwrap(), "--format", "csv"], &[]);
+    assert!(stdout(&o).lines().any(|l| l.contains("deep.html") && l.contains("too_deep")));
+}
+
+#[test]
+fn compare_reports_every_measure() {
+    let o = webdup(
+        &["compare", "fixtures/example/river-path-restored.html", "fixtures/example/river-path-updated.html", "--format", "json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let v = json(&o);
+    let j = v["jaccard"].as_f64().unwrap();
+    assert!(j > 0.8 && j < 1.0, "{v}");
+    assert!((v["minhash_estimate"].as_f64().unwrap() - j).abs() < 0.15);
+    assert!(v["simhash_distance"].as_u64().unwrap() < 20);
+    assert_eq!(v["duplicate"], true);
+    assert_eq!(v["exact"], false);
+    assert!(v["shared_shingles"].as_u64().unwrap() > 100);
+    let o = webdup(&["compare", "fixtures/example/comet-autumn.html", "fixtures/example/home-baked-bread.html", "-f", "table"], &[]);
+    assert!(stdout(&o).contains("not a duplicate"), "{}", stdout(&o));
+}
+
+#[test]
+fn neighbors_lists_the_closest_documents_first() {
+    let o = webdup(&["neighbors", "fixtures/example", "--top", "2", "--min-similarity", "0.5", "--format", "json"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = json(&o);
+    let docs = v["documents"].as_array().unwrap();
+    let updated = docs.iter().find(|d| d["id"].as_str().unwrap().ends_with("river-path-updated.html")).unwrap();
+    let n = updated["neighbors"].as_array().unwrap();
+    assert_eq!(n.len(), 2);
+    assert!(n[0]["jaccard"].as_f64() >= n[1]["jaccard"].as_f64());
+    let comet = docs.iter().find(|d| d["id"].as_str().unwrap().ends_with("comet-autumn.html")).unwrap();
+    assert!(comet["neighbors"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn invalid_settings_are_rejected_with_exit_2() {
+    for args in [
+        &["cluster", "fixtures/example", "--threshold", "1.5"][..],
+        &["cluster", "fixtures/example", "--shingle-size", "0"],
+        &["cluster", "fixtures/example", "--language", "xx", "--stem"],
+    ] {
+        let o = webdup(args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("webdup: error"), "{args:?}");
+    }
+}
+
+#[test]
+fn explain_prints_the_banding_to_stderr() {
+    let o = webdup(&["cluster", "fixtures/example", "--explain", "--format", "json"], &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bands x") && err.contains("<- threshold"), "{err}");
+    json(&o);
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    write_generated_corpus(dir.path(), 300);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        // Word-level shingles make every pair similar: far more output than a pipe holds.
+        .args(["neighbors", dir.path().to_str().unwrap(), "--shingle-size", "1", "--min-similarity", "0.01", "--top", "100"])
+        .args(["--format", "csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is now closed: further writes fail with EPIPE.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

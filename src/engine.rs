@@ -16,7 +16,7 @@ use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{self, ExtractConfig};
 use crate::index::{HammingTables, LshParams, lsh};
 use crate::shingle::{ShingleConfig, Shingler};
-use crate::sketch::{MinHasher, SimHashWeighting, Signature, minhash, simhash, simhash::hamming};
+use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
 use crate::source::{Format, RawDocument};
 use crate::verify::{self, Edge, Overlap};
 
@@ -125,6 +125,7 @@ impl Fingerprint {
 /// Turns documents into fingerprints; built once per run.
 pub struct Fingerprinter {
     extract: ExtractConfig,
+    weighting: SimHashWeighting,
     shingler: Shingler,
     minhasher: MinHasher,
 }
@@ -133,6 +134,7 @@ impl Fingerprinter {
     pub fn new(config: &Config) -> Self {
         Fingerprinter {
             extract: config.extract.clone(),
+            weighting: config.simhash_weighting,
             shingler: Shingler::new(config.shingle.clone()),
             minhasher: MinHasher::new(config.permutations, config.seed),
         }
@@ -148,7 +150,7 @@ impl Fingerprinter {
                 (e.text, e.title, e.extractor)
             }
         };
-        Ok(self.fingerprint_text(raw.id, raw.order, &text, title, extractor)?)
+        self.fingerprint_text(raw.id, raw.order, &text, title, extractor)
     }
 
     /// Shingles and sketches text that needs no extraction.
@@ -165,7 +167,13 @@ impl Fingerprinter {
             return Err(DocError::new(id, order, DocErrorKind::NoText, "no words found in the document's text"));
         }
         let minhash = self.minhasher.sketch(&sh.hashes);
-        let simhash = simhash::simhash(sh.terms.iter().map(|&(h, n)| (h, n as f32)));
+        let simhash = simhash::simhash_counted(&sh.words);
+        // Word counts are only needed for corpus-wide weighting; at 100,000
+        // documents they would outweigh everything else kept.
+        let terms = match self.weighting {
+            SimHashWeighting::Tf => Vec::new(),
+            SimHashWeighting::TfIdf => crate::shingle::term_counts(sh.words),
+        };
         Ok(Fingerprint {
             id,
             order,
@@ -176,7 +184,7 @@ impl Fingerprinter {
             digest: sh.digest,
             minhash,
             simhash,
-            terms: sh.terms,
+            terms,
         })
     }
 }
@@ -268,6 +276,7 @@ impl Corpus {
         }
         for d in &mut self.docs {
             d.terms = Vec::new();
+            d.shingles.shrink_to_fit();
         }
     }
 
@@ -399,7 +408,12 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
                 .map(|&m| {
                     let d = &docs[m as usize];
                     let o = Overlap::of(&d.shingles, &rep.shingles);
-                    Member { doc: m as usize, jaccard: o.jaccard(), containment: o.containment_a_in_b(), exact: d.digest == rep.digest }
+                    Member {
+                        doc: m as usize,
+                        jaccard: o.jaccard(),
+                        containment: o.containment_a_in_b(),
+                        exact: d.digest == rep.digest,
+                    }
                 })
                 .collect();
             Cluster { id: n + 1, representative: g.representative as usize, members }
@@ -426,8 +440,16 @@ pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Ve
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
     for e in edges {
         let o = e.overlap;
-        out[e.a as usize].push(Neighbor { doc: e.b as usize, jaccard: o.jaccard(), containment: o.containment_a_in_b() });
-        out[e.b as usize].push(Neighbor { doc: e.a as usize, jaccard: o.jaccard(), containment: o.containment_b_in_a() });
+        out[e.a as usize].push(Neighbor {
+            doc: e.b as usize,
+            jaccard: o.jaccard(),
+            containment: o.containment_a_in_b(),
+        });
+        out[e.b as usize].push(Neighbor {
+            doc: e.a as usize,
+            jaccard: o.jaccard(),
+            containment: o.containment_b_in_a(),
+        });
     }
     for list in &mut out {
         list.sort_by(|x, y| y.jaccard.total_cmp(&x.jaccard).then(docs[x.doc].order.cmp(&docs[y.doc].order)));

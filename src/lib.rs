@@ -20,6 +20,9 @@
 //! assert!(c.jaccard > 0.8 && !c.exact);
 //! ```
 
+// The library reports through return values; only the binary prints.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod cluster;
 pub mod decode;
 pub mod engine;
@@ -29,8 +32,8 @@ pub mod index;
 pub mod report;
 pub mod shingle;
 pub mod sketch;
-pub mod synth;
 pub mod source;
+pub mod synth;
 pub mod verify;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};

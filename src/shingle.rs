@@ -115,8 +115,8 @@ pub struct Shingles {
     pub word_count: usize,
     /// Distinct shingle hashes, sorted ascending.
     pub hashes: Vec<u64>,
-    /// Distinct word hashes with their counts, sorted by hash (SimHash features).
-    pub terms: Vec<(u64, u32)>,
+    /// Word hashes in text order, after stopwords and stemming (SimHash features).
+    pub words: Vec<u64>,
     /// MD5 of the normalized word sequence.
     pub digest: [u8; 16],
 }
@@ -236,8 +236,7 @@ impl Shingler {
             }
         });
         let hashes = shingle_hashes(&word_hashes, self.config.size);
-        let terms = term_counts(word_hashes);
-        Shingles { word_count, hashes, terms, digest: md5.finalize().into() }
+        Shingles { word_count, hashes, words: word_hashes, digest: md5.finalize().into() }
     }
 }
 
@@ -276,7 +275,8 @@ pub fn fmix64(mut k: u64) -> u64 {
     k ^ (k >> 33)
 }
 
-fn term_counts(mut word_hashes: Vec<u64>) -> Vec<(u64, u32)> {
+/// Distinct word hashes with their counts, sorted by hash.
+pub fn term_counts(mut word_hashes: Vec<u64>) -> Vec<(u64, u32)> {
     word_hashes.sort_unstable();
     let mut out: Vec<(u64, u32)> = Vec::new();
     for h in word_hashes {
@@ -300,9 +300,10 @@ mod tests {
 
     #[test]
     fn normalization_lowercases_strips_punctuation_and_folds_space() {
-        assert_eq!(collect_words("Hello,  WORLD!\n\tIt's Ünïcode—déjà vu."), [
-            "hello", "world", "its", "ünïcode", "déjà", "vu"
-        ]);
+        assert_eq!(
+            collect_words("Hello,  WORLD!\n\tIt's Ünïcode—déjà vu."),
+            ["hello", "world", "its", "ünïcode", "déjà", "vu"]
+        );
         assert_eq!(collect_words("東京タワー in 2024"), ["東", "京", "タ", "ワ", "ー", "in", "2024"]);
     }
 
@@ -344,8 +345,8 @@ mod tests {
     #[test]
     fn term_counts_are_per_distinct_word() {
         let s = Shingler::new(ShingleConfig::default());
-        let sh = s.shingle("b a b c b");
-        assert_eq!(sh.terms.len(), 3);
-        assert_eq!(sh.terms.iter().map(|t| t.1).sum::<u32>(), 5);
+        let terms = term_counts(s.shingle("b a b c b").words);
+        assert_eq!(terms.len(), 3);
+        assert_eq!(terms.iter().map(|t| t.1).sum::<u32>(), 5);
     }
 }

@@ -58,7 +58,7 @@ pub fn corpus(config: &SynthConfig) -> Vec<String> {
         total += 1.0 / rank as f64;
         cumulative.push(total);
     }
-    let mut draw = |rng: &mut Rng| {
+    let draw = |rng: &mut Rng| {
         let x = rng.unit() * total;
         cumulative.partition_point(|&c| c < x).min(vocab.len() - 1)
     };

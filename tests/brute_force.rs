@@ -45,7 +45,14 @@ fn exact_pairs(corpus: &Corpus, t: f64) -> HashSet<(u32, u32)> {
 }
 
 fn corpus_config() -> SynthConfig {
-    SynthConfig { documents: 4000, words_per_document: 300, copy_share: 0.6, max_edit_rate: 0.08, seed: 7, ..Default::default() }
+    SynthConfig {
+        documents: 4000,
+        words_per_document: 300,
+        copy_share: 0.6,
+        max_edit_rate: 0.08,
+        seed: 7,
+        ..Default::default()
+    }
 }
 
 /// Returns (recall, number of true pairs) and asserts precision is exact.
@@ -64,7 +71,8 @@ fn check(method: Method) -> (f64, usize) {
     // others would repeat its pairs), so a true pair is found through the
     // first copies of its two texts.
     let mut first: HashMap<[u8; 16], u32> = HashMap::new();
-    let leader: Vec<u32> = corpus.docs.iter().enumerate().map(|(i, d)| *first.entry(d.digest).or_insert(i as u32)).collect();
+    let leader: Vec<u32> =
+        corpus.docs.iter().enumerate().map(|(i, d)| *first.entry(d.digest).or_insert(i as u32)).collect();
     let hit = truth
         .iter()
         .filter(|&&(a, b)| {

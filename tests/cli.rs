@@ -28,12 +28,15 @@ fn example_site_clusters_the_republished_article() {
     let clusters = v["clusters"].as_array().unwrap();
     assert_eq!(clusters.len(), 1);
     let ids: Vec<&str> = clusters[0]["members"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, [
-        "fixtures/example/river-path-print.html",
-        "fixtures/example/river-path-restored.html",
-        "fixtures/example/river-path-updated.html",
-        "fixtures/example/syndicated-river-path.html",
-    ]);
+    assert_eq!(
+        ids,
+        [
+            "fixtures/example/river-path-print.html",
+            "fixtures/example/river-path-restored.html",
+            "fixtures/example/river-path-updated.html",
+            "fixtures/example/syndicated-river-path.html",
+        ]
+    );
 }
 
 #[test]
@@ -95,7 +98,8 @@ fn bad_inputs_are_reported_per_document_and_the_run_completes() {
     std::fs::write(p.join("empty.html"), "").unwrap();
     std::fs::write(p.join("binary.html"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
     std::fs::write(p.join("latin1.txt"), b"caf\xe9 cr\xe8me br\xfbl\xe9e").unwrap();
-    let big = format!("<html><body>{}</body></html>", "<p>word after word after word</p>\n".repeat(50 * 1024 * 1024 / 35));
+    let big =
+        format!("<html><body>{}</body></html>", "<p>word after word after word</p>\n".repeat(50 * 1024 * 1024 / 35));
     std::fs::write(p.join("big.html"), big).unwrap();
     std::fs::write(p.join("deep.html"), format!("<html><body>{}deep</body></html>", "<div>".repeat(100_000))).unwrap();
     let missing = p.join("missing.html");
@@ -131,7 +135,13 @@ fn bad_inputs_are_reported_per_document_and_the_run_completes() {
 #[test]
 fn compare_reports_every_measure() {
     let o = webdup(
-        &["compare", "fixtures/example/river-path-restored.html", "fixtures/example/river-path-updated.html", "--format", "json"],
+        &[
+            "compare",
+            "fixtures/example/river-path-restored.html",
+            "fixtures/example/river-path-updated.html",
+            "--format",
+            "json",
+        ],
         &[],
     );
     assert_eq!(o.status.code(), Some(0));
@@ -143,13 +153,17 @@ fn compare_reports_every_measure() {
     assert_eq!(v["duplicate"], true);
     assert_eq!(v["exact"], false);
     assert!(v["shared_shingles"].as_u64().unwrap() > 100);
-    let o = webdup(&["compare", "fixtures/example/comet-autumn.html", "fixtures/example/home-baked-bread.html", "-f", "table"], &[]);
+    let o = webdup(
+        &["compare", "fixtures/example/comet-autumn.html", "fixtures/example/home-baked-bread.html", "-f", "table"],
+        &[],
+    );
     assert!(stdout(&o).contains("not a duplicate"), "{}", stdout(&o));
 }
 
 #[test]
 fn neighbors_lists_the_closest_documents_first() {
-    let o = webdup(&["neighbors", "fixtures/example", "--top", "2", "--min-similarity", "0.5", "--format", "json"], &[]);
+    let o =
+        webdup(&["neighbors", "fixtures/example", "--top", "2", "--min-similarity", "0.5", "--format", "json"], &[]);
     assert_eq!(o.status.code(), Some(0));
     let v = json(&o);
     let docs = v["documents"].as_array().unwrap();
@@ -190,7 +204,16 @@ fn broken_pipe_exits_quietly() {
     write_generated_corpus(dir.path(), 300);
     let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
         // Word-level shingles make every pair similar: far more output than a pipe holds.
-        .args(["neighbors", dir.path().to_str().unwrap(), "--shingle-size", "1", "--min-similarity", "0.01", "--top", "100"])
+        .args([
+            "neighbors",
+            dir.path().to_str().unwrap(),
+            "--shingle-size",
+            "1",
+            "--min-similarity",
+            "0.01",
+            "--top",
+            "100",
+        ])
         .args(["--format", "csv"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

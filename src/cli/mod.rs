@@ -110,7 +110,9 @@ fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) 
 fn load_source(s: Source, limits: ReadLimits) -> Result<source::RawDocument, DocError> {
     match &s.location {
         Location::File(path) => source::read_file(&s, path, limits),
-        Location::Url(_) => Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "fetching URLs is not supported by this build")),
+        Location::Url(_) => {
+            Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "fetching URLs is not supported by this build"))
+        }
     }
 }
 

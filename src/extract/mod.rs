@@ -72,11 +72,11 @@ pub fn extract(html: &str, config: &ExtractConfig) -> Result<Extracted, ExtractE
     }
     if config.extractor == ExtractorKind::Trafilatura {
         let opts = trafilatura::Options::default().with_fallback(true);
-        if let Ok(result) = trafilatura::extract(html, &opts) {
-            if result.content_text.chars().any(char::is_alphanumeric) {
-                let title = Some(result.metadata.title).filter(|t| !t.is_empty());
-                return Ok(Extracted { text: result.content_text, title, extractor: "trafilatura" });
-            }
+        if let Ok(result) = trafilatura::extract(html, &opts)
+            && result.content_text.chars().any(char::is_alphanumeric)
+        {
+            let title = Some(result.metadata.title).filter(|t| !t.is_empty());
+            return Ok(Extracted { text: result.content_text, title, extractor: "trafilatura" });
         }
     }
     let (text, title) = visible_text(html);
@@ -86,9 +86,8 @@ pub fn extract(html: &str, config: &ExtractConfig) -> Result<Extracted, ExtractE
 /// Elements that never hold children, or whose end tag is optional: they are
 /// not counted, so the estimate errs low on sloppy markup, not high.
 const UNCOUNTED: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
-    "p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody", "tfoot", "colgroup", "rb", "rt", "rp",
-    "optgroup",
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "p",
+    "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody", "tfoot", "colgroup", "rb", "rt", "rp", "optgroup",
 ];
 
 /// Estimates the deepest element nesting of `html` with a byte scan, without

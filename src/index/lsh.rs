@@ -37,8 +37,8 @@ impl LshParams {
             for rows in 1..=permutations / bands {
                 let p = LshParams { bands, rows };
                 let meets_floor = p.probability(t) >= RECALL_FLOOR;
-                let cost = FALSE_POSITIVE_WEIGHT * p.false_positive_area(t)
-                    + FALSE_NEGATIVE_WEIGHT * p.false_negative_area(t);
+                let cost =
+                    FALSE_POSITIVE_WEIGHT * p.false_positive_area(t) + FALSE_NEGATIVE_WEIGHT * p.false_negative_area(t);
                 // Prefer any choice that meets the floor; among those, the cheapest.
                 let better = match best {
                     None => true,

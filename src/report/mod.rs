@@ -152,7 +152,17 @@ impl ClusterReport {
     /// an empty cluster and the reason in `error`).
     fn write_delimited(&self, delimiter: u8, out: &mut dyn Write) -> Result<()> {
         let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
-        w.write_record(["cluster", "kind", "document", "representative", "jaccard", "containment", "exact", "words", "error"])?;
+        w.write_record([
+            "cluster",
+            "kind",
+            "document",
+            "representative",
+            "jaccard",
+            "containment",
+            "exact",
+            "words",
+            "error",
+        ])?;
         for c in &self.clusters {
             for m in &c.members {
                 w.write_record([

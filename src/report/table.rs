@@ -6,10 +6,22 @@ use super::{ClusterReport, ComparisonReport, NeighborReport};
 
 pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result<()> {
     for c in &r.clusters {
-        writeln!(out, "cluster {} · {} documents · {}", c.id, c.size, if c.kind == "exact" { "exact duplicates" } else { "near duplicates" })?;
+        writeln!(
+            out,
+            "cluster {} · {} documents · {}",
+            c.id,
+            c.size,
+            if c.kind == "exact" { "exact duplicates" } else { "near duplicates" }
+        )?;
         writeln!(out, "  {:>7}  {:>7}  {:>6}  document", "jaccard", "contain", "words")?;
         for m in &c.members {
-            let mark = if m.representative { "  (representative)" } else if m.exact { "  (exact)" } else { "" };
+            let mark = if m.representative {
+                "  (representative)"
+            } else if m.exact {
+                "  (exact)"
+            } else {
+                ""
+            };
             writeln!(out, "  {:>7.4}  {:>7.4}  {:>6}  {}{}", m.jaccard, m.containment, m.words, m.id, mark)?;
         }
         writeln!(out)?;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use ::url::Url;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap};
-use tokio::sync::{OnceCell, Semaphore, mpsc};
+use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use super::cache::{CACHE_VERSION, Cache, Entry};
 use super::robots::{self, Rules};
@@ -50,7 +50,7 @@ struct Inner {
 
 /// Per-origin politeness state.
 struct Host {
-    slots: Semaphore,
+    slots: Arc<Semaphore>,
     next_start: Mutex<Instant>,
     robots: OnceCell<Arc<Rules>>,
 }
@@ -274,7 +274,7 @@ impl Inner {
             .entry(key)
             .or_insert_with(|| {
                 Arc::new(Host {
-                    slots: Semaphore::new(self.config.per_host),
+                    slots: Arc::new(Semaphore::new(self.config.per_host)),
                     next_start: Mutex::new(Instant::now()),
                     robots: OnceCell::new(),
                 })
@@ -308,7 +308,7 @@ impl Inner {
                     let _ = tokio::task::block_in_place(|| cache.put(&entry, body));
                 }
             }
-            r.and_then(|resp| page_body(resp))
+            r.and_then(page_body)
         };
         let outcome = match result {
             Ok((body, content_type)) => decode(&job.source, record, body, content_type.as_deref()),
@@ -336,18 +336,22 @@ impl Inner {
                     .check(current.as_str())
                     .map_err(|why| FetchError::new(FetchErrorKind::Robots, format!("{why}: {current}")))?;
             }
-            let resp = self.request(&current, purpose).await?;
-            record.chain.push(Hop { url: current.to_string(), status: resp.status.as_u16() });
+            let (resp, permit) = self.request(&current).await?;
+            let status = resp.status();
+            record.chain.push(Hop { url: current.to_string(), status: status.as_u16() });
             record.final_url = Some(current.to_string());
-            record.status = Some(resp.status.as_u16());
-            fill_from_headers(record, &resp.headers, &current);
-            if !resp.status.is_redirection() || resp.status == StatusCode::NOT_MODIFIED {
-                return Ok(resp);
+            record.status = Some(status.as_u16());
+            fill_from_headers(record, resp.headers(), &current);
+            if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+                // The origin's slot is held until the body is read.
+                let result = self.read(resp, purpose).await;
+                drop(permit);
+                return result;
             }
-            let Some(location) = resp.headers.get(header::LOCATION).and_then(|v| v.to_str().ok()) else {
+            let Some(location) = resp.headers().get(header::LOCATION).and_then(|v| v.to_str().ok()) else {
                 return Err(FetchError::new(
                     FetchErrorKind::HttpStatus,
-                    format!("HTTP {} without a Location header", resp.status),
+                    format!("HTTP {status} without a Location header"),
                 ));
             };
             let next = current
@@ -419,20 +423,25 @@ impl Inner {
 
     /// One request with retries. The per-origin slot is held from the send
     /// until the body is read, and given back while waiting to retry.
-    async fn request(&self, url: &Url, purpose: Purpose) -> Result<Response, FetchError> {
+    async fn request(&self, url: &Url) -> Result<(reqwest::Response, OwnedSemaphorePermit), FetchError> {
         let host = self.host(url);
         let mut attempt = 0u32;
         loop {
-            let permit =
-                host.slots.acquire().await.map_err(|e| FetchError::new(FetchErrorKind::Internal, e.to_string()))?;
+            let permit = host
+                .slots
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| FetchError::new(FetchErrorKind::Internal, e.to_string()))?;
             let delay = self.delay_for(&host);
-            if !delay.is_zero() {
-                let start = {
-                    let mut next = host.next_start.lock().unwrap_or_else(|e| e.into_inner());
-                    let start = (*next).max(Instant::now());
-                    *next = start + delay;
-                    start
-                };
+            // Consulted even without a delay: a Retry-After pushes it forward.
+            let start = {
+                let mut next = host.next_start.lock().unwrap_or_else(|e| e.into_inner());
+                let start = (*next).max(Instant::now());
+                *next = start + delay;
+                start
+            };
+            if start > Instant::now() {
                 tokio::time::sleep_until(start.into()).await;
             }
             let retry_wait = match self.client.get(url.clone()).send().await {
@@ -456,9 +465,7 @@ impl Inner {
                         *next = (*next).max(Instant::now() + wait);
                         wait
                     } else {
-                        let result = self.read(resp, purpose).await;
-                        drop(permit);
-                        return result;
+                        return Ok((resp, permit));
                     }
                 }
             };
@@ -488,7 +495,7 @@ impl Inner {
         if purpose == Purpose::Page {
             if let Some(ct) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
                 let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-                if !self.config.content_types.iter().any(|t| *t == essence) {
+                if !self.config.content_types.contains(&essence) {
                     return Err(FetchError::new(
                         FetchErrorKind::WrongType,
                         format!("content type {essence} is not kept"),
@@ -734,14 +741,7 @@ fn classify(e: &reqwest::Error) -> FetchError {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
         chain.push(err.to_string());
-        if err.is::<rustls::Error>() {
-            tls = true;
-        }
-        if let Some(io) = err.downcast_ref::<std::io::Error>()
-            && io.get_ref().is_some_and(|inner| inner.is::<rustls::Error>())
-        {
-            tls = true;
-        }
+        tls |= is_rustls(err);
         cur = err.source();
     }
     chain.dedup();
@@ -763,6 +763,22 @@ fn classify(e: &reqwest::Error) -> FetchError {
         FetchErrorKind::Connect
     };
     FetchError::new(kind, text)
+}
+
+/// True if `err` is a rustls error, possibly wrapped in (nested) `io::Error`s,
+/// whose `source()` skips the wrapped error.
+fn is_rustls(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = err;
+    for _ in 0..8 {
+        if cur.is::<rustls::Error>() {
+            return true;
+        }
+        match cur.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            Some(inner) => cur = inner,
+            None => return false,
+        }
+    }
+    false
 }
 
 #[cfg(test)]

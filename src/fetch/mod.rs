@@ -14,6 +14,11 @@
 //! per origin and obeyed unless [`FetchConfig::ignore_robots`]. URLs are
 //! interleaved across origins so one large site does not block the others.
 //!
+//! Cache: with [`FetchConfig::cache_dir`], successful pages and definitive
+//! 4xx answers are stored ([`cache`]) and served on later runs without any
+//! request, robots.txt included (a page was allowed when it was fetched).
+//! Network failures, 5xx and 429 are never cached, so a re-run retries them.
+//!
 //! Memory: [`Fetcher::for_each`] hands outcomes over as they complete through
 //! a bounded channel, so at most about `2 × concurrency` bodies (each at most
 //! [`FetchConfig::max_bytes`]) are held at once, whatever the number of URLs;

@@ -51,6 +51,13 @@ pub fn looks_like_sitemap(input: &str) -> bool {
     name.contains("sitemap") && (name.ends_with(".xml") || name.ends_with(".xml.gz"))
 }
 
+/// Expands a sitemap given as input (a local file or an http(s) URL) into
+/// page URLs, following an index; meant for the input collector, which
+/// calls it for inputs where [`looks_like_sitemap`] holds.
+pub fn expand(location: &str, fetcher: &crate::fetch::Fetcher) -> crate::fetch::Expansion {
+    fetcher.expand_sitemap(location)
+}
+
 /// Parses a sitemap, decompressing it first when it starts with the gzip
 /// magic bytes (a `.xml.gz` served without `Content-Encoding`).
 pub fn parse(bytes: &[u8]) -> Result<Sitemap, SitemapError> {

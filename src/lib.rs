@@ -28,6 +28,7 @@ pub mod decode;
 pub mod engine;
 pub mod error;
 pub mod extract;
+pub mod fetch;
 pub mod index;
 pub mod report;
 pub mod shingle;

@@ -1,0 +1,825 @@
+//! The HTTP side: scheduling, politeness, retries, redirects, bodies.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use ::url::Url;
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap};
+use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore, mpsc};
+
+use super::cache::{CACHE_VERSION, Cache, Entry};
+use super::robots::{self, Rules};
+use super::sitemap::{self, Kind, MAX_SITEMAP_BYTES};
+use super::url::{UrlError, normalize, normalize_url, origin_key};
+use super::{FetchConfig, FetchError, FetchErrorKind, FetchOutcome, FetchRecord, Hop};
+use crate::engine::Progress;
+use crate::error::{DocError, DocErrorKind, Error, Result};
+use crate::source::{self, Format, Location, Source};
+
+/// RFC 9309 asks crawlers to read at least 500 KiB of robots.txt; the rest is ignored.
+const MAX_ROBOTS_BYTES: u64 = 512 << 10;
+/// RFC 9309: follow at least five redirects for robots.txt.
+const MAX_ROBOTS_REDIRECTS: usize = 5;
+/// Bounds on sitemap expansion, so a cyclic or huge index always ends.
+const MAX_SITEMAP_DEPTH: usize = 4;
+const MAX_SITEMAPS: usize = 1_000;
+const MAX_SITEMAP_URLS: usize = 1_000_000;
+
+/// Fetches pages; see the [module documentation](super) for the behaviour.
+///
+/// State shared across calls (robots.txt rules, per-origin timing) lives as
+/// long as the fetcher, so robots.txt is fetched once per origin even when
+/// sitemaps are expanded before the pages are fetched.
+pub struct Fetcher {
+    runtime: tokio::runtime::Runtime,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    config: FetchConfig,
+    agent: String,
+    hosts: Mutex<HashMap<String, Arc<Host>>>,
+    cache: Option<Cache>,
+}
+
+/// Per-origin politeness state.
+struct Host {
+    slots: Arc<Semaphore>,
+    next_start: Mutex<Instant>,
+    robots: OnceCell<Arc<Rules>>,
+}
+
+/// What a sitemap expanded into.
+#[derive(Debug, Default)]
+pub struct Expansion {
+    /// Page URLs, in sitemap order, duplicates removed.
+    pub urls: Vec<String>,
+    /// Sitemaps that could not be read, one error each (id: the sitemap's location).
+    pub errors: Vec<DocError>,
+}
+
+/// Which rules a request follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Page,
+    Robots,
+    Sitemap,
+}
+
+/// One response, with its body when it was wanted and allowed.
+struct Response {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Option<Vec<u8>>,
+}
+
+struct Job {
+    source: Source,
+    url: Url,
+    duplicates: Vec<String>,
+}
+
+impl Fetcher {
+    /// Builds the HTTP client and the runtime. Fails only on an unusable
+    /// configuration or cache directory. Must not be called from inside an
+    /// async runtime (it owns one).
+    pub fn new(config: FetchConfig) -> Result<Fetcher> {
+        let config = config.validate()?;
+        let mut rt = tokio::runtime::Builder::new_multi_thread();
+        if config.threads > 0 {
+            rt.worker_threads(config.threads);
+        }
+        let runtime = rt.enable_all().thread_name("webdup-fetch").build().map_err(Error::Output)?;
+        let client = {
+            let _guard = runtime.enter();
+            reqwest::Client::builder()
+                .user_agent(config.user_agent.clone())
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(config.connect_timeout)
+                .timeout(config.timeout)
+                .pool_max_idle_per_host(config.per_host.max(1))
+                .build()
+                .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?
+        };
+        let cache = match &config.cache_dir {
+            Some(dir) => {
+                Some(Cache::open(dir).map_err(|e| Error::Input { path: dir.display().to_string(), source: e })?)
+            }
+            None => None,
+        };
+        let agent = robots::product_token(&config.user_agent).to_ascii_lowercase();
+        let inner = Inner { client, config, agent, hosts: Mutex::new(HashMap::new()), cache };
+        Ok(Fetcher { runtime, inner: Arc::new(inner) })
+    }
+
+    /// Fetches every source and returns the outcomes in input order. Holds
+    /// every body in memory; for large runs use [`Fetcher::for_each`].
+    pub fn fetch_all(&self, sources: Vec<Source>, progress: &dyn Progress) -> Vec<FetchOutcome> {
+        let mut out = Vec::with_capacity(sources.len());
+        self.for_each(sources, progress, |o| out.push(o));
+        out.sort_by_key(|o| o.record.order);
+        out
+    }
+
+    /// Fetches every source and calls `f` with each outcome as it completes
+    /// (not in input order), on the calling thread. Sources that normalize to
+    /// a URL already seen are not fetched again: they appear in the first
+    /// one's [`FetchRecord::duplicates`] and get no outcome of their own.
+    /// Non-URL sources get an `invalid_url` outcome.
+    pub fn for_each(&self, sources: Vec<Source>, progress: &dyn Progress, mut f: impl FnMut(FetchOutcome)) {
+        let (jobs, rejected) = plan(sources, self.inner.config.keep_query);
+        progress.start("fetch", (jobs.len() + rejected.len()) as u64);
+        for o in rejected {
+            f(o);
+            progress.advance(1);
+        }
+        let capacity = self.inner.config.concurrency;
+        let (tx, mut rx) = mpsc::channel::<FetchOutcome>(capacity);
+        let inner = self.inner.clone();
+        self.runtime.spawn(dispatch(inner, jobs, tx));
+        while let Some(o) = rx.blocking_recv() {
+            f(o);
+            progress.advance(1);
+        }
+        progress.finish();
+    }
+
+    /// Expands a sitemap (a local file or an http(s) URL; a sitemap index is
+    /// followed recursively, within fixed bounds) into page URLs.
+    pub fn expand_sitemap(&self, location: &str) -> Expansion {
+        self.runtime.block_on(self.inner.clone().expand_sitemap(location.to_string()))
+    }
+}
+
+/// Normalizes and deduplicates sources, interleaving origins round-robin so
+/// a site with many URLs does not hold every slot while others wait.
+fn plan(sources: Vec<Source>, keep_query: bool) -> (Vec<Job>, Vec<FetchOutcome>) {
+    let mut rejected = Vec::new();
+    let mut by_url: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut queues: Vec<VecDeque<Job>> = Vec::new();
+    let mut origin_index: HashMap<String, usize> = HashMap::new();
+    for source in sources {
+        let raw = match &source.location {
+            Location::Url(u) => u.clone(),
+            Location::File(p) => {
+                let e =
+                    FetchError::new(FetchErrorKind::InvalidUrl, format!("{} is a local file, not a URL", p.display()));
+                rejected.push(failed(&source, None, e));
+                continue;
+            }
+        };
+        let url = match normalize(&raw, keep_query) {
+            Ok(u) => u,
+            Err(e) => {
+                let kind = match e {
+                    UrlError::Scheme(_) => FetchErrorKind::Scheme,
+                    UrlError::Invalid(_) => FetchErrorKind::InvalidUrl,
+                };
+                rejected.push(failed(&source, None, FetchError::new(kind, format!("{e}: {raw}"))));
+                continue;
+            }
+        };
+        if let Some(&(q, i)) = by_url.get(url.as_str()) {
+            queues[q][i].duplicates.push(source.id);
+            continue;
+        }
+        let origin = origin_key(&url);
+        let q = *origin_index.entry(origin).or_insert_with(|| {
+            queues.push(VecDeque::new());
+            queues.len() - 1
+        });
+        by_url.insert(url.to_string(), (q, queues[q].len()));
+        queues[q].push_back(Job { source, url, duplicates: Vec::new() });
+    }
+    let total = queues.iter().map(VecDeque::len).sum();
+    let mut jobs = Vec::with_capacity(total);
+    while jobs.len() < total {
+        for q in queues.iter_mut() {
+            if let Some(j) = q.pop_front() {
+                jobs.push(j);
+            }
+        }
+    }
+    (jobs, rejected)
+}
+
+fn failed(source: &Source, url: Option<&Url>, error: FetchError) -> FetchOutcome {
+    let mut record = empty_record(source, url);
+    record.error = Some(error);
+    FetchOutcome { record, document: None }
+}
+
+fn empty_record(source: &Source, url: Option<&Url>) -> FetchRecord {
+    FetchRecord {
+        id: source.id.clone(),
+        order: source.order,
+        url: url.map(Url::to_string),
+        final_url: None,
+        status: None,
+        chain: Vec::new(),
+        content_type: None,
+        last_modified: None,
+        etag: None,
+        canonical: None,
+        x_robots_tag: None,
+        bytes: 0,
+        elapsed: Duration::ZERO,
+        from_cache: false,
+        duplicates: Vec::new(),
+        error: None,
+    }
+}
+
+/// Starts one task per job, never more than `concurrency` at once. The
+/// permit is held until the outcome is handed over, which is what bounds
+/// memory when the consumer is slower than the network.
+async fn dispatch(inner: Arc<Inner>, jobs: Vec<Job>, tx: mpsc::Sender<FetchOutcome>) {
+    let global = Arc::new(Semaphore::new(inner.config.concurrency));
+    for job in jobs {
+        let Ok(permit) = global.clone().acquire_owned().await else {
+            return;
+        };
+        let inner = inner.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let source = job.source.clone();
+            let url = job.url.clone();
+            let duplicates = job.duplicates.clone();
+            // A panic in one fetch becomes that URL's error, not a lost URL.
+            let outcome = match tokio::spawn(async move { inner.fetch_job(job).await }).await {
+                Ok(o) => o,
+                Err(e) => {
+                    let mut o = failed(&source, Some(&url), FetchError::new(FetchErrorKind::Internal, e.to_string()));
+                    o.record.duplicates = duplicates;
+                    o
+                }
+            };
+            let _ = tx.send(outcome).await;
+            drop(permit);
+        });
+    }
+}
+
+impl Inner {
+    fn host(&self, url: &Url) -> Arc<Host> {
+        let key = origin_key(url);
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        hosts
+            .entry(key)
+            .or_insert_with(|| {
+                Arc::new(Host {
+                    slots: Arc::new(Semaphore::new(self.config.per_host)),
+                    next_start: Mutex::new(Instant::now()),
+                    robots: OnceCell::new(),
+                })
+            })
+            .clone()
+    }
+
+    async fn fetch_job(&self, job: Job) -> FetchOutcome {
+        let start = Instant::now();
+        let mut record = empty_record(&job.source, Some(&job.url));
+        record.duplicates = job.duplicates;
+        let key = job.url.as_str();
+        let cached = match &self.cache {
+            Some(cache) => tokio::task::block_in_place(|| cache.get(key)),
+            None => None,
+        };
+        let result = if let Some((entry, body)) = cached {
+            record.from_cache = true;
+            fill_from_entry(&mut record, &entry);
+            record.bytes = body.len() as u64;
+            entry_result(&entry, body)
+        } else {
+            let r = self.follow(&job.url, Purpose::Page, &mut record).await;
+            if let (Some(cache), Ok(resp)) = (&self.cache, &r) {
+                let cacheable = resp.status.is_success() && resp.body.is_some()
+                    || resp.status.is_client_error() && !matches!(resp.status.as_u16(), 408 | 429);
+                if cacheable {
+                    let body = resp.body.as_deref().unwrap_or_default();
+                    let entry = entry_of(&record, key, body.len() as u64);
+                    // A cache that cannot be written only costs a re-fetch next time.
+                    let _ = tokio::task::block_in_place(|| cache.put(&entry, body));
+                }
+            }
+            r.and_then(page_body)
+        };
+        let outcome = match result {
+            Ok((body, content_type)) => decode(&job.source, record, body, content_type.as_deref()),
+            Err(e) => {
+                record.error = Some(e);
+                FetchOutcome { record, document: None }
+            }
+        };
+        let mut outcome = outcome;
+        outcome.record.elapsed = start.elapsed();
+        outcome
+    }
+
+    /// Follows redirects from `url`, checking robots.txt at each hop for
+    /// pages and sitemaps, recording every response in `record`.
+    async fn follow(&self, url: &Url, purpose: Purpose, record: &mut FetchRecord) -> Result<Response, FetchError> {
+        let max = if purpose == Purpose::Robots { MAX_ROBOTS_REDIRECTS } else { self.config.max_redirects };
+        let mut current = url.clone();
+        let mut seen: HashSet<String> = HashSet::new();
+        seen.insert(current.to_string());
+        loop {
+            if purpose != Purpose::Robots && !self.config.ignore_robots {
+                let rules = self.robots(&current).await;
+                rules
+                    .check(current.as_str())
+                    .map_err(|why| FetchError::new(FetchErrorKind::Robots, format!("{why}: {current}")))?;
+            }
+            let (resp, permit) = self.request(&current).await?;
+            let status = resp.status();
+            record.chain.push(Hop { url: current.to_string(), status: status.as_u16() });
+            record.final_url = Some(current.to_string());
+            record.status = Some(status.as_u16());
+            fill_from_headers(record, resp.headers(), &current);
+            if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+                // The origin's slot is held until the body is read.
+                let result = self.read(resp, purpose).await;
+                drop(permit);
+                return result;
+            }
+            let Some(location) = resp.headers().get(header::LOCATION).and_then(|v| v.to_str().ok()) else {
+                return Err(FetchError::new(
+                    FetchErrorKind::HttpStatus,
+                    format!("HTTP {status} without a Location header"),
+                ));
+            };
+            let next = current
+                .join(location.trim())
+                .map_err(|e| {
+                    FetchError::new(FetchErrorKind::InvalidUrl, format!("bad redirect target {location:?}: {e}"))
+                })
+                .and_then(|u| {
+                    normalize_url(u, self.config.keep_query).map_err(|e| {
+                        let kind = if matches!(e, UrlError::Scheme(_)) {
+                            FetchErrorKind::Scheme
+                        } else {
+                            FetchErrorKind::InvalidUrl
+                        };
+                        FetchError::new(kind, format!("redirect to {location}: {e}"))
+                    })
+                })?;
+            if !seen.insert(next.to_string()) {
+                return Err(FetchError::new(
+                    FetchErrorKind::RedirectLoop,
+                    format!("redirect loop: {current} leads back to {next} after {} hops", record.chain.len()),
+                ));
+            }
+            if record.chain.len() > max {
+                return Err(FetchError::new(
+                    FetchErrorKind::TooManyRedirects,
+                    format!("more than {max} redirects (stopped at {next})"),
+                ));
+            }
+            current = next;
+        }
+    }
+
+    /// The robots.txt rules of `url`'s origin, fetched on first use.
+    async fn robots(&self, url: &Url) -> Arc<Rules> {
+        let host = self.host(url);
+        host.robots.get_or_init(|| self.fetch_robots(url.clone())).await.clone()
+    }
+
+    /// Boxed because robots.txt is fetched through [`Inner::follow`], which
+    /// itself asks for robots rules: the future would otherwise contain itself.
+    fn fetch_robots(&self, url: Url) -> Pin<Box<dyn Future<Output = Arc<Rules>> + Send + '_>> {
+        Box::pin(async move {
+            let Ok(robots_url) = url.join("/robots.txt") else {
+                return Arc::new(Rules::AllowAll);
+            };
+            let mut record =
+                empty_record(&Source { id: String::new(), order: 0, location: Location::Url(String::new()) }, None);
+            let rules = match self.follow(&robots_url, Purpose::Robots, &mut record).await {
+                Ok(r) if r.status.is_success() => Rules::parse(&self.agent, r.body.as_deref().unwrap_or_default()),
+                Ok(r) if r.status.is_server_error() || r.status == StatusCode::TOO_MANY_REQUESTS => {
+                    Rules::DisallowAll(format!(
+                        "robots.txt unavailable (HTTP {}); RFC 9309 asks to assume everything disallowed",
+                        r.status.as_u16()
+                    ))
+                }
+                // 4xx, too many redirects, unreachable: no rules. An unreachable
+                // host is then reported by the page request itself.
+                _ => Rules::AllowAll,
+            };
+            Arc::new(rules)
+        })
+    }
+
+    fn delay_for(&self, host: &Host) -> Duration {
+        let crawl = if self.config.ignore_robots { None } else { host.robots.get().and_then(|r| r.crawl_delay()) };
+        crawl.map_or(self.config.delay, |c| c.max(self.config.delay))
+    }
+
+    /// One request with retries. The per-origin slot is held from the send
+    /// until the body is read, and given back while waiting to retry.
+    async fn request(&self, url: &Url) -> Result<(reqwest::Response, OwnedSemaphorePermit), FetchError> {
+        let host = self.host(url);
+        let mut attempt = 0u32;
+        loop {
+            let permit = host
+                .slots
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| FetchError::new(FetchErrorKind::Internal, e.to_string()))?;
+            let delay = self.delay_for(&host);
+            // Consulted even without a delay: a Retry-After pushes it forward.
+            let start = {
+                let mut next = host.next_start.lock().unwrap_or_else(|e| e.into_inner());
+                let start = (*next).max(Instant::now());
+                *next = start + delay;
+                start
+            };
+            if start > Instant::now() {
+                tokio::time::sleep_until(start.into()).await;
+            }
+            let retry_wait = match self.client.get(url.clone()).send().await {
+                Err(e) => {
+                    let err = classify(&e);
+                    if attempt < self.config.retries
+                        && matches!(err.kind, FetchErrorKind::Connect | FetchErrorKind::Dns)
+                    {
+                        self.backoff(attempt)
+                    } else {
+                        return Err(err);
+                    }
+                }
+                Ok(resp) => {
+                    let status = resp.status();
+                    let retryable = status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS;
+                    let wait = retry_after(resp.headers()).unwrap_or_else(|| self.backoff(attempt));
+                    if retryable && attempt < self.config.retries && wait <= self.config.max_retry_wait {
+                        // The whole origin waits, not just this URL.
+                        let mut next = host.next_start.lock().unwrap_or_else(|e| e.into_inner());
+                        *next = (*next).max(Instant::now() + wait);
+                        wait
+                    } else {
+                        return Ok((resp, permit));
+                    }
+                }
+            };
+            drop(permit);
+            tokio::time::sleep(retry_wait).await;
+            attempt += 1;
+        }
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        self.config.backoff.saturating_mul(1u32 << attempt.min(16)).min(self.config.max_retry_wait)
+    }
+
+    /// Reads the body of a success when it is wanted: pages only of a kept
+    /// content type and within the size limit, counted while streaming.
+    async fn read(&self, mut resp: reqwest::Response, purpose: Purpose) -> Result<Response, FetchError> {
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        if !status.is_success() {
+            return Ok(Response { status, headers, body: None });
+        }
+        let (limit, truncate) = match purpose {
+            Purpose::Page => (self.config.max_bytes, false),
+            Purpose::Robots => (MAX_ROBOTS_BYTES, true),
+            Purpose::Sitemap => (MAX_SITEMAP_BYTES, false),
+        };
+        if purpose == Purpose::Page {
+            if let Some(ct) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+                let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+                if !self.config.content_types.contains(&essence) {
+                    return Err(FetchError::new(
+                        FetchErrorKind::WrongType,
+                        format!("content type {essence} is not kept"),
+                    ));
+                }
+            }
+            // Only trust Content-Length when the body is not content-encoded.
+            if !headers.contains_key(header::CONTENT_ENCODING) && resp.content_length().is_some_and(|n| n > limit) {
+                return Err(too_large(limit));
+            }
+        }
+        let mut body = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() as u64 + chunk.len() as u64 > limit {
+                        if truncate {
+                            body.extend_from_slice(&chunk[..(limit as usize).saturating_sub(body.len())]);
+                            break;
+                        }
+                        return Err(too_large(limit));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(classify(&e)),
+            }
+        }
+        Ok(Response { status, headers, body: Some(body) })
+    }
+
+    async fn expand_sitemap(self: Arc<Self>, location: String) -> Expansion {
+        let mut out = Expansion::default();
+        let mut seen_urls = HashSet::new();
+        let mut seen_maps = HashSet::new();
+        let mut queue = VecDeque::from([(location, 0usize)]);
+        while let Some((loc, depth)) = queue.pop_front() {
+            if !seen_maps.insert(loc.clone()) {
+                continue;
+            }
+            if seen_maps.len() > MAX_SITEMAPS {
+                out.errors.push(DocError::new(
+                    &loc,
+                    0,
+                    DocErrorKind::Fetch,
+                    format!("more than {MAX_SITEMAPS} sitemaps; the rest are skipped"),
+                ));
+                break;
+            }
+            let is_url = source::is_url(&loc);
+            let bytes = if is_url {
+                self.fetch_sitemap_bytes(&loc).await
+            } else {
+                tokio::task::block_in_place(|| std::fs::read(&loc))
+                    .map_err(|e| DocError::new(&loc, 0, DocErrorKind::Io, format!("cannot read sitemap: {e}")))
+            };
+            let parsed = bytes.and_then(|b| {
+                sitemap::parse(&b).map_err(|e| DocError::new(&loc, 0, DocErrorKind::Fetch, format!("sitemap: {e}")))
+            });
+            let map = match parsed {
+                Ok(m) => m,
+                Err(e) => {
+                    out.errors.push(e);
+                    continue;
+                }
+            };
+            match map.kind {
+                Kind::UrlSet => {
+                    for u in map.locs {
+                        if out.urls.len() >= MAX_SITEMAP_URLS {
+                            out.errors.push(DocError::new(
+                                &loc,
+                                0,
+                                DocErrorKind::Fetch,
+                                format!("more than {MAX_SITEMAP_URLS} URLs; the rest are skipped"),
+                            ));
+                            return out;
+                        }
+                        if seen_urls.insert(u.clone()) {
+                            out.urls.push(u);
+                        }
+                    }
+                }
+                Kind::Index if depth >= MAX_SITEMAP_DEPTH => {
+                    out.errors.push(DocError::new(
+                        &loc,
+                        0,
+                        DocErrorKind::Fetch,
+                        format!("sitemap indexes nested deeper than {MAX_SITEMAP_DEPTH}; skipped"),
+                    ));
+                }
+                Kind::Index => {
+                    for child in map.locs {
+                        let child = if source::is_url(&child) || is_url {
+                            child
+                        } else {
+                            // A local index may name local children, relative to itself.
+                            Path::new(&loc)
+                                .parent()
+                                .unwrap_or(Path::new("."))
+                                .join(&child)
+                                .to_string_lossy()
+                                .into_owned()
+                        };
+                        queue.push_back((child, depth + 1));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    async fn fetch_sitemap_bytes(&self, loc: &str) -> Result<Vec<u8>, DocError> {
+        let err = |e: FetchError| DocError::new(loc, 0, DocErrorKind::Fetch, e.to_string());
+        let url = normalize(loc, true).map_err(|e| err(FetchError::new(FetchErrorKind::InvalidUrl, e.to_string())))?;
+        let mut record = empty_record(
+            &Source { id: loc.to_string(), order: 0, location: Location::Url(loc.to_string()) },
+            Some(&url),
+        );
+        let resp = self.follow(&url, Purpose::Sitemap, &mut record).await.map_err(err)?;
+        match resp.body {
+            Some(b) if resp.status.is_success() => Ok(b),
+            _ => Err(err(status_error(resp.status))),
+        }
+    }
+}
+
+fn too_large(limit: u64) -> FetchError {
+    FetchError::new(FetchErrorKind::TooLarge, format!("body larger than the {limit} byte limit"))
+}
+
+fn status_error(status: StatusCode) -> FetchError {
+    FetchError::new(FetchErrorKind::HttpStatus, format!("HTTP {status}"))
+}
+
+/// Turns the final response of a page into its body and content type.
+fn page_body(resp: Response) -> Result<(Vec<u8>, Option<String>), FetchError> {
+    if !resp.status.is_success() {
+        let mut e = status_error(resp.status);
+        if let Some(ra) = resp.headers.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()) {
+            e.message.push_str(&format!(" (Retry-After: {ra})"));
+        }
+        return Err(e);
+    }
+    let ct = resp.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+    Ok((resp.body.unwrap_or_default(), ct))
+}
+
+fn entry_result(entry: &Entry, body: Vec<u8>) -> Result<(Vec<u8>, Option<String>), FetchError> {
+    let status = entry.chain.last().map_or(0, |h| h.status);
+    match StatusCode::from_u16(status) {
+        Ok(s) if s.is_success() => Ok((body, entry.content_type.clone())),
+        Ok(s) => Err(status_error(s)),
+        Err(_) => Err(FetchError::new(FetchErrorKind::Internal, format!("cache entry with status {status}"))),
+    }
+}
+
+fn decode(source: &Source, mut record: FetchRecord, body: Vec<u8>, content_type: Option<&str>) -> FetchOutcome {
+    record.bytes = body.len() as u64;
+    let charset = content_type.and_then(crate::decode::charset_from_content_type);
+    let format = match content_type.map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase()) {
+        Some(t) if t == "text/plain" => Format::Text,
+        _ => Format::Html,
+    };
+    match source::bytes_to_document(source, body, charset, format) {
+        Ok(doc) => FetchOutcome { record, document: Some(doc) },
+        Err(e) => {
+            record.error = Some(FetchError { kind: FetchErrorKind::Decode, message: e.message, doc_kind: e.kind });
+            FetchOutcome { record, document: None }
+        }
+    }
+}
+
+fn header_string(headers: &HeaderMap, name: &header::HeaderName) -> Option<String> {
+    let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
+    (!values.is_empty()).then(|| values.join(", "))
+}
+
+fn fill_from_headers(record: &mut FetchRecord, headers: &HeaderMap, base: &Url) {
+    record.content_type = header_string(headers, &header::CONTENT_TYPE);
+    record.last_modified = header_string(headers, &header::LAST_MODIFIED);
+    record.etag = header_string(headers, &header::ETAG);
+    record.x_robots_tag = header_string(headers, &header::HeaderName::from_static("x-robots-tag"));
+    record.canonical = header_string(headers, &header::LINK).and_then(|l| canonical_link(&l, base));
+}
+
+fn fill_from_entry(record: &mut FetchRecord, e: &Entry) {
+    record.chain = e.chain.clone();
+    record.final_url = e.chain.last().map(|h| h.url.clone());
+    record.status = e.chain.last().map(|h| h.status);
+    record.content_type = e.content_type.clone();
+    record.last_modified = e.last_modified.clone();
+    record.etag = e.etag.clone();
+    record.canonical = e.canonical.clone();
+    record.x_robots_tag = e.x_robots_tag.clone();
+}
+
+fn entry_of(record: &FetchRecord, url: &str, body_len: u64) -> Entry {
+    Entry {
+        version: CACHE_VERSION,
+        url: url.to_string(),
+        chain: record.chain.clone(),
+        content_type: record.content_type.clone(),
+        last_modified: record.last_modified.clone(),
+        etag: record.etag.clone(),
+        canonical: record.canonical.clone(),
+        x_robots_tag: record.x_robots_tag.clone(),
+        body_len,
+    }
+}
+
+/// The `rel="canonical"` target of a `Link` header, made absolute.
+fn canonical_link(link: &str, base: &Url) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (target, params) = part.trim().strip_prefix('<')?.split_once('>')?;
+        let is_canonical = params.split(';').any(|p| {
+            let Some((k, v)) = p.split_once('=') else {
+                return false;
+            };
+            k.trim().eq_ignore_ascii_case("rel")
+                && v.trim().trim_matches('"').split_whitespace().any(|r| r.eq_ignore_ascii_case("canonical"))
+        });
+        is_canonical.then(|| base.join(target.trim()).map_or_else(|_| target.trim().to_string(), |u| u.to_string()))
+    })
+}
+
+/// `Retry-After` as a wait: delta-seconds or an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+/// Sorts a reqwest error into a kind. reqwest does not expose DNS or TLS
+/// failures as types, so the error chain is inspected: a `rustls::Error`
+/// inside is TLS; hyper-util's resolver failures read "dns error".
+fn classify(e: &reqwest::Error) -> FetchError {
+    let mut chain = Vec::new();
+    let mut tls = false;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        chain.push(err.to_string());
+        tls |= is_rustls(err);
+        cur = err.source();
+    }
+    chain.dedup();
+    let text = chain.join(": ");
+    let lower = text.to_ascii_lowercase();
+    let kind = if e.is_timeout() {
+        FetchErrorKind::Timeout
+    } else if tls || lower.contains("certificate") || lower.contains("tls handshake") {
+        FetchErrorKind::Tls
+    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        FetchErrorKind::Dns
+    } else if e.is_connect() {
+        FetchErrorKind::Connect
+    } else if e.is_decode() {
+        FetchErrorKind::Decode
+    } else if e.is_body() {
+        FetchErrorKind::Body
+    } else {
+        FetchErrorKind::Connect
+    };
+    FetchError::new(kind, text)
+}
+
+/// True if `err` is a rustls error, possibly wrapped in (nested) `io::Error`s,
+/// whose `source()` skips the wrapped error.
+fn is_rustls(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = err;
+    for _ in 0..8 {
+        if cur.is::<rustls::Error>() {
+            return true;
+        }
+        match cur.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            Some(inner) => cur = inner,
+            None => return false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_link_header() {
+        let base = Url::parse("http://e.com/a/b").unwrap();
+        let l = r#"<https://e.com/style.css>; rel="preload", </a/canon>; rel="canonical""#;
+        assert_eq!(canonical_link(l, &base).as_deref(), Some("http://e.com/a/canon"));
+        assert_eq!(canonical_link("<x>; rel=next", &base), None);
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = HeaderMap::new();
+        h.insert(header::RETRY_AFTER, "3".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
+        h.insert(header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert(header::RETRY_AFTER, "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn plan_dedups_and_interleaves_origins() {
+        let src = |i: usize, u: &str| Source { id: u.into(), order: i, location: Location::Url(u.into()) };
+        let sources = vec![
+            src(0, "http://a.test/1"),
+            src(1, "http://a.test/2"),
+            src(2, "http://A.test:80/1#x"),
+            src(3, "http://b.test/1"),
+            src(4, "ftp://c.test/"),
+            src(5, "http://a.test/1?utm_source=x"),
+        ];
+        let (jobs, rejected) = plan(sources, false);
+        let urls: Vec<_> = jobs.iter().map(|j| j.url.as_str()).collect();
+        assert_eq!(urls, ["http://a.test/1", "http://b.test/1", "http://a.test/2"]);
+        assert_eq!(jobs[0].duplicates, ["http://A.test:80/1#x", "http://a.test/1?utm_source=x"]);
+        assert_eq!(rejected.len(), 1);
+        assert_eq!(rejected[0].record.error.as_ref().unwrap().kind, FetchErrorKind::Scheme);
+    }
+}

@@ -221,11 +221,26 @@ impl Corpus {
         config: &Config,
         progress: &dyn Progress,
     ) -> Corpus {
+        let total = items.len() as u64;
+        Corpus::build_streaming(items.into_iter(), total, load, config, progress)
+    }
+
+    /// Like [`Corpus::build`], for items that arrive over time (pages from
+    /// the fetcher): each is fingerprinted as soon as a worker is free, so
+    /// only the documents in flight are held in memory. Output order is
+    /// input order whatever the arrival order. `total` sizes the progress bar.
+    pub fn build_streaming<T: Send>(
+        items: impl Iterator<Item = T> + Send,
+        total: u64,
+        load: impl Fn(T) -> Result<RawDocument, DocError> + Sync + Send,
+        config: &Config,
+        progress: &dyn Progress,
+    ) -> Corpus {
         let fp = Fingerprinter::new(config);
-        progress.start("fingerprint", items.len() as u64);
+        progress.start("fingerprint", total);
         let run = || {
             items
-                .into_par_iter()
+                .par_bridge()
                 .map(|item| {
                     let r = load(item).and_then(|raw| fp.fingerprint(raw));
                     progress.advance(1);
@@ -245,6 +260,8 @@ impl Corpus {
                 Err(e) => corpus.errors.push(e),
             }
         }
+        corpus.docs.sort_by_key(|d| d.order);
+        corpus.errors.sort_by_key(|e| e.order);
         corpus.finish_weighting(config.simhash_weighting);
         corpus
     }

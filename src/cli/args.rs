@@ -1,6 +1,7 @@
 //! Flags, as clap sees them, and their conversion to a validated config.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -8,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use webdup::Config;
 use webdup::engine::Method;
 use webdup::extract::{ExtractConfig, ExtractorKind};
+use webdup::fetch::FetchConfig;
 use webdup::report::Format;
 use webdup::shingle::{Language, LanguageChoice, ShingleConfig};
 use webdup::sketch::SimHashWeighting;
@@ -138,6 +140,77 @@ pub struct CommonArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+/// How URLs are fetched.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Fetching")]
+pub struct FetchArgs {
+    /// Requests in flight at once, over all sites.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// Requests in flight at once to one site.
+    #[arg(long, default_value_t = 2)]
+    pub per_host: usize,
+    /// Seconds between the starts of two requests to one site.
+    #[arg(long, default_value_t = 0.25, value_name = "SECONDS")]
+    pub delay: f64,
+    /// User-Agent header; its first word is the robots.txt agent.
+    #[arg(long)]
+    pub user_agent: Option<String>,
+    /// Seconds allowed for a whole request.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Seconds allowed to connect.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub connect_timeout: f64,
+    /// Extra attempts after a connection error, a 5xx or a 429.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    /// Redirects followed before giving up.
+    #[arg(long, default_value_t = 10)]
+    pub max_redirects: usize,
+    /// Fetch pages even where robots.txt disallows it. Use only on sites you
+    /// run or have permission to crawl this way.
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Keep tracking parameters (utm_*, gclid, fbclid, ...) in URLs.
+    #[arg(long)]
+    pub keep_query: bool,
+    /// Keep fetched pages in DIR, so a re-run does not fetch them again.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+}
+
+impl FetchArgs {
+    /// The fetcher config these flags describe, validated; `max_bytes` is
+    /// shared with local files.
+    pub fn to_config(&self, max_bytes: u64) -> anyhow::Result<FetchConfig> {
+        let seconds = |name: &str, v: f64| -> anyhow::Result<Duration> {
+            if !(v.is_finite() && v >= 0.0 && v <= 86_400.0) {
+                bail!("--{name} must be a number of seconds from 0 to 86400, not {v}");
+            }
+            Ok(Duration::from_secs_f64(v))
+        };
+        let config = FetchConfig {
+            concurrency: self.concurrency,
+            per_host: self.per_host,
+            delay: seconds("delay", self.delay)?,
+            user_agent: self.user_agent.clone().unwrap_or_else(webdup::fetch::default_user_agent),
+            connect_timeout: seconds("connect-timeout", self.connect_timeout)?,
+            timeout: seconds("timeout", self.timeout)?,
+            retries: self.retries,
+            max_redirects: self.max_redirects,
+            ignore_robots: self.ignore_robots,
+            keep_query: self.keep_query,
+            cache_dir: self.cache.clone(),
+            max_bytes,
+            ..FetchConfig::default()
+        };
+        Ok(config.validate()?)
+    }
 }
 
 #[derive(Debug, Args)]

@@ -16,8 +16,9 @@ use clap::Parser;
 
 use webdup::engine::{self, Corpus};
 use webdup::error::{DocError, DocErrorKind};
+use webdup::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
 use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
-use webdup::source::{self, Location, ReadLimits, Source};
+use webdup::source::{self, Location, RawDocument, ReadLimits, Source};
 
 use args::{Cli, Command, CommonArgs, OutputArgs};
 
@@ -54,9 +55,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if explain {
                 explain_lsh(&config);
             }
-            let corpus = load_corpus(&inputs, &common, &config)?;
+            let Loaded { corpus, fetches } = load_corpus(&inputs, &common, &config)?;
             let clustering = engine::find_duplicates(&corpus, &config);
-            let report = ClusterReport::new(&corpus, &clustering, &config);
+            let mut report = ClusterReport::new(&corpus, &clustering, &config);
+            report.fetches = fetches;
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
@@ -67,7 +69,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if !(floor > 0.0 && floor <= 1.0) {
                 bail!("--min-similarity must be in (0, 1], not {floor}");
             }
-            let corpus = load_corpus(&inputs, &common, &config)?;
+            let corpus = load_corpus(&inputs, &common, &config)?.corpus;
             let lists = engine::neighbors(&corpus, &config, floor, top);
             let report = NeighborReport::new(&corpus, &lists, floor, top);
             write_output(&output, |fmt, out| report.write(fmt, out))?;
@@ -75,7 +77,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Compare { a, b, common, output } => {
             let config = common.to_config()?;
-            let corpus = load_corpus(&[a.clone(), b.clone()], &common, &config)?;
+            let corpus = load_corpus(&[a.clone(), b.clone()], &common, &config)?.corpus;
             if let Some(e) = corpus.errors.first() {
                 bail!("cannot compare: {}: {}", e.id, e.message);
             }
@@ -94,24 +96,100 @@ fn exit_for(corpus: &Corpus) -> ExitCode {
     if corpus.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_SOME_FAILED) }
 }
 
-/// Expands inputs, reads and fingerprints every document.
-fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Corpus> {
-    let collected = source::collect(inputs, &mut io::stdin().lock());
-    if collected.is_empty() {
+/// A run's documents and, for URLs, what fetching them recorded.
+struct Loaded {
+    corpus: Corpus,
+    fetches: Vec<FetchRecord>,
+}
+
+/// Expands inputs (sitemaps included), reads local files and fetches URLs,
+/// and fingerprints every document as it arrives.
+fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Loaded> {
+    let fetch_config = common.fetch.to_config(common.max_bytes)?;
+    // Built lazily: a run over local files never starts a runtime.
+    let mut fetcher: Option<Fetcher> = None;
+
+    let mut expanded: Vec<String> = Vec::with_capacity(inputs.len());
+    let mut sitemap_errors: Vec<DocError> = Vec::new();
+    for input in inputs {
+        if sitemap::looks_like_sitemap(input) {
+            let expansion = sitemap::expand(input, fetcher_for(&mut fetcher, &fetch_config)?);
+            expanded.extend(expansion.urls);
+            sitemap_errors.extend(expansion.errors);
+        } else {
+            expanded.push(input.clone());
+        }
+    }
+    let collected = source::collect(&expanded, &mut io::stdin().lock());
+    if collected.is_empty() && sitemap_errors.is_empty() {
         bail!("no documents found in the inputs given");
     }
     let limits = ReadLimits { max_bytes: common.max_bytes };
     let progress = progress::Bar::new(common.quiet);
-    let mut corpus = Corpus::build(collected.sources, |s: Source| load_source(s, limits), config, &progress);
-    corpus.add_errors(collected.errors);
-    Ok(corpus)
+    let total = collected.sources.len() as u64;
+    let (urls, files): (Vec<Source>, Vec<Source>) =
+        collected.sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
+
+    let mut fetches = Vec::new();
+    let mut corpus = if urls.is_empty() {
+        Corpus::build(files, |s: Source| load_source(s, limits), config, &progress)
+    } else {
+        let f = fetcher_for(&mut fetcher, &fetch_config)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(FetchRecord, Result<RawDocument, DocError>)>(64);
+        std::thread::scope(|scope| {
+            let fetching = scope.spawn(move || {
+                f.for_each(urls, &engine::Quiet, |outcome| {
+                    // The receiver only goes away if fingerprinting panicked.
+                    let _ = tx.send(outcome.into_parts());
+                });
+            });
+            let fetches = &mut fetches;
+            let items = files.into_iter().map(Pending::File).chain(rx.into_iter().map(|(record, doc)| {
+                fetches.push(record);
+                Pending::Fetched(doc)
+            }));
+            let corpus = Corpus::build_streaming(
+                items,
+                total,
+                |p| match p {
+                    Pending::File(s) => load_source(s, limits),
+                    Pending::Fetched(doc) => doc,
+                },
+                config,
+                &progress,
+            );
+            let _ = fetching.join();
+            corpus
+        })
+    };
+    fetches.sort_by_key(|r| r.order);
+    let n = corpus.len() + collected.errors.len();
+    let sitemap_errors = sitemap_errors.into_iter().enumerate().map(|(i, mut e)| {
+        e.order = n + i;
+        e
+    });
+    corpus.add_errors(collected.errors.into_iter().chain(sitemap_errors));
+    Ok(Loaded { corpus, fetches })
 }
 
-fn load_source(s: Source, limits: ReadLimits) -> Result<source::RawDocument, DocError> {
+fn fetcher_for<'a>(slot: &'a mut Option<Fetcher>, config: &FetchConfig) -> anyhow::Result<&'a Fetcher> {
+    if slot.is_none() {
+        *slot = Some(Fetcher::new(config.clone())?);
+    }
+    Ok(slot.as_ref().expect("just set"))
+}
+
+/// A document on its way to fingerprinting.
+enum Pending {
+    File(Source),
+    Fetched(Result<RawDocument, DocError>),
+}
+
+fn load_source(s: Source, limits: ReadLimits) -> Result<RawDocument, DocError> {
     match &s.location {
         Location::File(path) => source::read_file(&s, path, limits),
         Location::Url(_) => {
-            Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "fetching URLs is not supported by this build"))
+            Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "internal: URL reached the file reader"))
         }
     }
 }

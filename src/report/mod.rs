@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::engine::{Clustering, Comparison, Config, Corpus, Neighbor};
 use crate::error::{DocError, Result};
+use crate::fetch::FetchRecord;
 
 pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
 
@@ -87,6 +88,10 @@ pub struct ClusterReport {
     pub summary: Summary,
     pub clusters: Vec<ClusterRow>,
     pub errors: Vec<ErrorRow>,
+    /// What fetching each URL recorded (status, redirect chain, headers);
+    /// absent when every input was a local file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetches: Vec<FetchRecord>,
 }
 
 /// Rounds to 6 decimals so reports stay readable and stable.
@@ -134,6 +139,7 @@ impl ClusterReport {
             summary,
             clusters,
             errors: corpus.errors.iter().map(ErrorRow::from).collect(),
+            fetches: Vec::new(),
         }
     }
 

@@ -189,7 +189,7 @@ impl FetchArgs {
     /// shared with local files.
     pub fn to_config(&self, max_bytes: u64) -> anyhow::Result<FetchConfig> {
         let seconds = |name: &str, v: f64| -> anyhow::Result<Duration> {
-            if !(v.is_finite() && v >= 0.0 && v <= 86_400.0) {
+            if !(0.0..=86_400.0).contains(&v) {
                 bail!("--{name} must be a number of seconds from 0 to 86400, not {v}");
             }
             Ok(Duration::from_secs_f64(v))

@@ -36,18 +36,21 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
     let s = &r.summary;
     writeln!(
         out,
-        "{} documents: {} fingerprinted, {} failed; {} clusters ({} exact) covering {} documents; \
-         {} candidate pairs, {} confirmed at Jaccard >= {}",
-        s.documents,
+        "{}: {} fingerprinted, {} failed; {} ({} exact) covering {}; {}, {} confirmed at Jaccard >= {}",
+        plural(s.documents, "document"),
         s.fingerprinted,
         s.failed,
-        s.clusters,
+        plural(s.clusters, "cluster"),
         s.exact_clusters,
-        s.clustered_documents,
-        s.candidate_pairs,
+        plural(s.clustered_documents, "document"),
+        plural(s.candidate_pairs, "candidate pair"),
         s.confirmed_pairs,
         r.settings.threshold
     )
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 pub fn write_neighbor_table(r: &NeighborReport, out: &mut dyn Write) -> io::Result<()> {

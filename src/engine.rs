@@ -18,6 +18,7 @@ use crate::index::{HammingTables, LshParams, lsh};
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, SimHashWeighting, Signature, minhash, simhash, simhash::hamming};
 use crate::source::{Format, RawDocument};
+use crate::template::{self, TemplateConfig};
 use crate::verify::{self, Edge, Overlap};
 
 /// How candidate pairs are generated.
@@ -49,6 +50,8 @@ pub struct Config {
     pub max_hamming: u32,
     pub simhash_weighting: SimHashWeighting,
     pub min_cluster_size: usize,
+    /// Site-template suppression before sketching; off when `None`.
+    pub template: Option<TemplateConfig>,
 }
 
 impl Default for Config {
@@ -64,6 +67,7 @@ impl Default for Config {
             max_hamming: 3,
             simhash_weighting: SimHashWeighting::Tf,
             min_cluster_size: 2,
+            template: None,
         }
     }
 }
@@ -86,6 +90,9 @@ impl Config {
         }
         if self.min_cluster_size < 2 {
             return Err(Error::Config("minimum cluster size must be at least 2".into()));
+        }
+        if let Some(t) = self.template.take() {
+            self.template = Some(t.validate().map_err(Error::Config)?);
         }
         Ok(self)
     }
@@ -140,6 +147,14 @@ impl Fingerprinter {
 
     /// Extracts (HTML only), shingles and sketches one document.
     pub fn fingerprint(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
+        let mut f = self.fingerprint_unsketched(raw)?;
+        self.sketch(&mut f);
+        Ok(f)
+    }
+
+    /// Extracts and shingles one document, leaving its sketches empty until
+    /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
+    pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
         let (text, title, extractor) = match raw.format {
             Format::Text => (raw.body, None, "none"),
             Format::Html => {
@@ -148,7 +163,7 @@ impl Fingerprinter {
                 (e.text, e.title, e.extractor)
             }
         };
-        Ok(self.fingerprint_text(raw.id, raw.order, &text, title, extractor)?)
+        self.shingle_text(raw.id, raw.order, &text, title, extractor)
     }
 
     /// Shingles and sketches text that needs no extraction.
@@ -160,12 +175,23 @@ impl Fingerprinter {
         title: Option<String>,
         extractor: &'static str,
     ) -> Result<Fingerprint, DocError> {
+        let mut f = self.shingle_text(id, order, text, title, extractor)?;
+        self.sketch(&mut f);
+        Ok(f)
+    }
+
+    fn shingle_text(
+        &self,
+        id: String,
+        order: usize,
+        text: &str,
+        title: Option<String>,
+        extractor: &'static str,
+    ) -> Result<Fingerprint, DocError> {
         let sh = self.shingler.shingle(text);
         if sh.hashes.is_empty() {
             return Err(DocError::new(id, order, DocErrorKind::NoText, "no words found in the document's text"));
         }
-        let minhash = self.minhasher.sketch(&sh.hashes);
-        let simhash = simhash::simhash(sh.terms.iter().map(|&(h, n)| (h, n as f32)));
         Ok(Fingerprint {
             id,
             order,
@@ -174,10 +200,16 @@ impl Fingerprinter {
             word_count: sh.word_count,
             shingles: sh.hashes,
             digest: sh.digest,
-            minhash,
-            simhash,
+            minhash: Signature::default(),
+            simhash: 0,
             terms: sh.terms,
         })
+    }
+
+    /// Computes the MinHash signature of the shingles and the SimHash of the words.
+    pub fn sketch(&self, f: &mut Fingerprint) {
+        f.minhash = self.minhasher.sketch(&f.shingles);
+        f.simhash = simhash::simhash(f.terms.iter().map(|&(h, n)| (h, n as f32)));
     }
 }
 
@@ -219,7 +251,7 @@ impl Corpus {
             items
                 .into_par_iter()
                 .map(|item| {
-                    let r = load(item).and_then(|raw| fp.fingerprint(raw));
+                    let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw));
                     progress.advance(1);
                     r
                 })
@@ -237,8 +269,28 @@ impl Corpus {
                 Err(e) => corpus.errors.push(e),
             }
         }
+        if let Some(t) = &config.template {
+            corpus.suppress_templates(t);
+        }
+        corpus.docs.par_iter_mut().for_each(|d| fp.sketch(d));
         corpus.finish_weighting(config.simhash_weighting);
         corpus
+    }
+
+    /// Drops each site's template shingles (see [`crate::template`]). A
+    /// document that lost some has its SimHash features become its remaining
+    /// shingles, so both sketches describe the same text.
+    fn suppress_templates(&mut self, config: &TemplateConfig) {
+        let sites: Vec<Option<String>> = self.docs.iter().map(|d| template::site_of(&d.id, config.scope)).collect();
+        let sets: Vec<(Option<&str>, &[u64])> =
+            self.docs.iter().zip(&sites).map(|(d, s)| (s.as_deref(), d.shingles.as_slice())).collect();
+        let filtered = template::suppress(&sets, config);
+        for (d, f) in self.docs.iter_mut().zip(filtered) {
+            if let Some(kept) = f {
+                d.terms = kept.iter().map(|&h| (h, 1)).collect();
+                d.shingles = kept;
+            }
+        }
     }
 
     /// Adds errors found before fingerprinting (missing paths), keeping input order.

@@ -235,12 +235,22 @@ pub fn detect(dir: &Path) -> Result<DatasetKind, EvalError> {
     }
 }
 
+/// A data set read from disk.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub kind: DatasetKind,
+    pub samples: Vec<Sample>,
+    /// Ids of pages without a ground-truth text (WCXB has a few), left out.
+    pub skipped: Vec<String>,
+}
+
 /// Loads every page of a data set, in id order; `limit` keeps the first ones.
-pub fn load(dir: &Path, limit: Option<usize>) -> Result<(DatasetKind, Vec<Sample>), EvalError> {
+pub fn load(dir: &Path, limit: Option<usize>) -> Result<Dataset, EvalError> {
     let kind = detect(dir)?;
     let limit = limit.unwrap_or(usize::MAX);
     let str_at = |v: &serde_json::Value, ptr: &str| v.pointer(ptr).and_then(|s| s.as_str()).map(str::to_string);
     let mut samples = Vec::new();
+    let mut skipped = Vec::new();
     match kind {
         DatasetKind::Aeb => {
             let path = dir.join("ground-truth.json");
@@ -266,8 +276,10 @@ pub fn load(dir: &Path, limit: Option<usize>) -> Result<(DatasetKind, Vec<Sample
             for path in files.into_iter().take(limit) {
                 let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
                 let v = read_json(&path)?;
-                let truth = str_at(&v, "/ground_truth/main_content")
-                    .ok_or_else(|| EvalError::Format { path: path.clone(), message: "no ground_truth.main_content".into() })?;
+                let Some(truth) = str_at(&v, "/ground_truth/main_content") else {
+                    skipped.push(id);
+                    continue;
+                };
                 samples.push(Sample {
                     url: str_at(&v, "/url"),
                     page_type: str_at(&v, "/_internal/page_type/primary"),
@@ -278,7 +290,7 @@ pub fn load(dir: &Path, limit: Option<usize>) -> Result<(DatasetKind, Vec<Sample
             }
         }
     }
-    Ok((kind, samples))
+    Ok(Dataset { kind, samples, skipped })
 }
 
 /// One page scored for one extractor.
@@ -293,7 +305,7 @@ pub struct PageResult {
     pub precision: f64,
     pub recall: f64,
     pub bow_f1: f64,
-    /// Seconds spent extracting.
+    /// CPU seconds spent extracting (wall seconds where CPU time is unknown).
     pub seconds: f64,
 }
 
@@ -304,7 +316,7 @@ pub struct ExtractorReport {
     pub overall: Scores,
     /// Per page type (WCXB), by name.
     pub by_type: BTreeMap<String, Scores>,
-    /// Pages per second of extraction time on one core.
+    /// Pages per second of extraction CPU time on one core.
     pub pages_per_second: f64,
     /// How often each extractor's output was used (fallbacks show here).
     pub used: BTreeMap<&'static str, usize>,
@@ -318,6 +330,8 @@ pub struct EvalReport {
     pub dataset: DatasetKind,
     pub dir: PathBuf,
     pub pages: usize,
+    /// Pages left out for lack of ground truth.
+    pub skipped: Vec<String>,
     pub extractors: Vec<ExtractorReport>,
 }
 
@@ -345,7 +359,7 @@ pub fn evaluate(dir: &Path, options: &EvalOptions, progress: &dyn Progress) -> R
     if options.extractors.is_empty() {
         return Err(EvalError::NoExtractor);
     }
-    let (dataset, samples) = load(dir, options.limit)?;
+    let Dataset { kind: dataset, samples, skipped } = load(dir, options.limit)?;
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(EXTRACT_STACK);
     if let Some(n) = options.threads {
         pool = pool.num_threads(n.max(1));
@@ -368,14 +382,17 @@ pub fn evaluate(dir: &Path, options: &EvalOptions, progress: &dyn Progress) -> R
         progress.finish();
         reports.push(report_for(kind, pages, options.per_page));
     }
-    Ok(EvalReport { dataset, dir: dir.to_path_buf(), pages: samples.len(), extractors: reports })
+    Ok(EvalReport { dataset, dir: dir.to_path_buf(), pages: samples.len(), skipped, extractors: reports })
 }
 
 /// Extracts one page and scores it.
 pub fn score_page(s: &Sample, config: &ExtractConfig) -> PageResult {
-    let start = Instant::now();
+    let (start, cpu_start) = (Instant::now(), thread_cpu_seconds());
     let extracted = extract_with_url(&s.html, s.url.as_deref(), config);
-    let seconds = start.elapsed().as_secs_f64();
+    let seconds = match (cpu_start, thread_cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => start.elapsed().as_secs_f64(),
+    };
     let (text, used) = match &extracted {
         Ok(e) => (e.text.as_str(), e.extractor),
         Err(_) => ("", "error"),
@@ -391,6 +408,21 @@ pub fn score_page(s: &Sample, config: &ExtractConfig) -> PageResult {
         bow_f1: bag_of_words_f1(&s.truth, text),
         seconds,
     }
+}
+
+/// CPU seconds used so far by the calling thread, where the platform tells:
+/// throughput is then measured per core even on a busy machine.
+fn thread_cpu_seconds() -> Option<f64> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        if rc == 0 {
+            return Some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9);
+        }
+    }
+    None
 }
 
 fn report_for(extractor: ExtractorKind, pages: Vec<PageResult>, keep: bool) -> ExtractorReport {
@@ -422,6 +454,9 @@ impl fmt::Display for EvalReport {
             DatasetKind::Wcxb => "WCXB",
         };
         writeln!(f, "{name} data set {} ({} pages), 4-gram shingle F1 and bag-of-words F1", self.dir.display(), self.pages)?;
+        if !self.skipped.is_empty() {
+            writeln!(f, "left out for lack of ground truth: {}", self.skipped.join(", "))?;
+        }
         writeln!(f, "{:<12} {:<14} {:>6} {:>7} {:>7} {:>7} {:>7} {:>9}", "extractor", "pages", "n", "P", "R", "F1", "BoW-F1", "pages/s")?;
         for r in &self.extractors {
             let row = |f: &mut fmt::Formatter<'_>, label: &str, s: &Scores, rate: String| {

@@ -13,11 +13,11 @@
 //! part of a site. Pages are therefore counted once per *copy group*:
 //!
 //! 1. candidates: shingles on enough pages (the rule above);
-//! 2. each page's residual is what is left without the candidates; pages
-//!    whose residuals are alike (Jaccard ≥ [`RESIDUAL_JACCARD`]) are copies
-//!    of each other, and so are pages with almost nothing left
-//!    (at most [`CORE_ONLY_SHARE`] of their shingles): such pages are the
-//!    same text modulo the candidates;
+//! 2. pages are copies of each other when their residuals (what is left
+//!    without the candidates) are alike, when they share candidates beyond
+//!    those found on nearly every page (a copied body is common only among
+//!    its copies; Jaccard ≥ [`RESIDUAL_JACCARD`] for both), or when almost
+//!    nothing is left of them (at most [`CORE_ONLY_SHINGLES`]);
 //! 3. a candidate is template when it is found in enough copy groups, by the
 //!    same rule applied to groups instead of pages.
 //!
@@ -32,9 +32,13 @@ use serde::Serialize;
 
 /// Least Jaccard similarity of two residuals for their pages to count as copies.
 pub const RESIDUAL_JACCARD: f64 = 0.5;
-/// A page whose residual is at most this share of its shingles has no text
-/// of its own beside the candidates.
-pub const CORE_ONLY_SHARE: f64 = 0.05;
+/// A page whose residual has at most this many shingles (a word or two of
+/// its own) is the same text as the other such pages of its site, modulo the
+/// candidates.
+pub const CORE_ONLY_SHINGLES: usize = 8;
+/// Candidates on at least this share of a site's pages are its universal
+/// part; pages that share candidates beyond it are copies of each other.
+pub const UNIVERSAL_SHARE: f64 = 0.9;
 
 /// How pages are grouped into sites.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -149,7 +153,7 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
     let mut groups = UnionFind::new(n);
     let mut core_only = None;
     for (i, r) in residuals.iter().enumerate() {
-        if r.len() as f64 <= CORE_ONLY_SHARE * sets[i].len() as f64 {
+        if r.len() <= CORE_ONLY_SHINGLES {
             match core_only {
                 None => core_only = Some(i),
                 Some(first) => groups.union(first, i),
@@ -164,6 +168,23 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
         for &s in r {
             if let Some(prev) = last_with.insert(s, i) {
                 if groups.find(prev) != groups.find(i) && jaccard(&residuals[prev], r) >= RESIDUAL_JACCARD {
+                    groups.union(prev, i);
+                }
+            }
+        }
+    }
+
+    // Candidates beyond the universal part, shared by copies.
+    let universal = (UNIVERSAL_SHARE * n as f64).ceil() as u32;
+    let shared: Vec<Vec<u64>> = sets
+        .iter()
+        .map(|set| set.iter().copied().filter(|s| candidates.contains(s) && df[s] < universal).collect())
+        .collect();
+    let mut last_with: HashMap<u64, usize> = HashMap::new();
+    for (i, d) in shared.iter().enumerate() {
+        for &s in d {
+            if let Some(prev) = last_with.insert(s, i) {
+                if groups.find(prev) != groups.find(i) && jaccard(&shared[prev], d) >= RESIDUAL_JACCARD {
                     groups.union(prev, i);
                 }
             }

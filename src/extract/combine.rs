@@ -68,14 +68,64 @@ pub(super) fn chromeless(html: &str) -> Option<Extracted> {
 }
 
 /// The default extractor: trafilatura, falling back to readability and then
-/// to the chromeless visible text.
+/// to the chromeless visible text. trafilatura's output is checked against
+/// the page's text outside `nav`, `header`, `footer` and `aside`: when most
+/// of its words come from those (on a thin page it may pick the footer,
+/// the longest block left), it is not the page's content; readability's
+/// output gets the same check, and the chromeless text is the last resort.
 pub(super) fn trafilatura_checked(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
-    trafilatura(html, url).or_else(|| readability(html, url)).or_else(|| chromeless(html))
+    let outside = chromeless(html);
+    let content = |e: &Extracted| {
+        outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME)
+    };
+    let first = trafilatura(html, url);
+    if let Some(t) = first.as_ref().filter(|t| content(t)) {
+        return Some(t.clone());
+    }
+    let second = readability(html, url);
+    if let Some(r) = second.as_ref().filter(|r| content(r)) {
+        return Some(r.clone());
+    }
+    outside.or(first).or(second)
+}
+
+/// Least share of the trafilatura output's words that must occur in the
+/// page's text outside its chrome.
+const MIN_SHARE_OUTSIDE_CHROME: f64 = 0.5;
+
+/// The share of `part`'s words (with multiplicity, case folded) found in `whole`.
+fn share_of_words_in(part: &str, whole: &str) -> f64 {
+    let mut bag: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for w in whole.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        *bag.entry(w.to_lowercase()).or_insert(0) += 1;
+    }
+    let (mut total, mut found) = (0usize, 0usize);
+    for w in part.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        total += 1;
+        if let Some(n) = bag.get_mut(&w.to_lowercase()).filter(|n| **n > 0) {
+            *n -= 1;
+            found += 1;
+        }
+    }
+    if total == 0 { 0.0 } else { found as f64 / total as f64 }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_taken_from_the_page_chrome_is_rejected() {
+        let note = "Following the launch, the company plans a smaller model with a new keyboard next spring.";
+        let footer = "Example Media Group Limited is registered in England and Wales. All content is copyright \
+                      of Example Media Group unless otherwise stated. Contact the newsroom with story tips, \
+                      corrections and complaints through our editorial standards page at any time.";
+        let html = format!("<html><body><main><p>{note}</p></main><footer><p>{footer}</p></footer></body></html>");
+        let e = trafilatura_checked(&html, None).unwrap();
+        assert!(e.text.contains("smaller model"), "{e:?}");
+        assert!(!e.text.contains("registered in England"), "{e:?}");
+        assert!((share_of_words_in("a b a", "a b") - 2.0 / 3.0).abs() < 1e-12);
+    }
 
     #[test]
     fn articles_are_recognised_by_open_graph_or_json_ld() {

@@ -160,19 +160,7 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
             }
         }
     }
-    // Pages sharing a residual shingle are compared; chaining along each
-    // posting list keeps this linear in the postings, and a pair already in
-    // one group is not compared again.
-    let mut last_with: HashMap<u64, usize> = HashMap::new();
-    for (i, r) in residuals.iter().enumerate() {
-        for &s in r {
-            if let Some(prev) = last_with.insert(s, i) {
-                if groups.find(prev) != groups.find(i) && jaccard(&residuals[prev], r) >= RESIDUAL_JACCARD {
-                    groups.union(prev, i);
-                }
-            }
-        }
-    }
+    link_similar(&mut groups, &residuals);
 
     // Candidates beyond the universal part, shared by copies.
     let universal = (UNIVERSAL_SHARE * n as f64).ceil() as u32;
@@ -180,16 +168,7 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
         .iter()
         .map(|set| set.iter().copied().filter(|s| candidates.contains(s) && df[s] < universal).collect())
         .collect();
-    let mut last_with: HashMap<u64, usize> = HashMap::new();
-    for (i, d) in shared.iter().enumerate() {
-        for &s in d {
-            if let Some(prev) = last_with.insert(s, i) {
-                if groups.find(prev) != groups.find(i) && jaccard(&shared[prev], d) >= RESIDUAL_JACCARD {
-                    groups.union(prev, i);
-                }
-            }
-        }
-    }
+    link_similar(&mut groups, &shared);
 
     let roots: Vec<usize> = (0..n).map(|i| groups.find(i)).collect();
     let group_count = roots.iter().collect::<HashSet<_>>().len();
@@ -204,6 +183,24 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
         }
     }
     in_groups.into_iter().filter(|(_, g)| g.len() >= needed).map(|(s, _)| s).collect()
+}
+
+/// Puts pages whose sets are alike (Jaccard ≥ [`RESIDUAL_JACCARD`]) in one
+/// group. Pages sharing an element are compared; chaining along each posting
+/// list keeps this linear in the postings, and a pair already in one group is
+/// not compared again.
+fn link_similar(groups: &mut UnionFind, sets: &[Vec<u64>]) {
+    let mut last_with: HashMap<u64, usize> = HashMap::new();
+    for (i, set) in sets.iter().enumerate() {
+        for &s in set {
+            if let Some(prev) = last_with.insert(s, i)
+                && groups.find(prev) != groups.find(i)
+                && jaccard(&sets[prev], set) >= RESIDUAL_JACCARD
+            {
+                groups.union(prev, i);
+            }
+        }
+    }
 }
 
 /// Jaccard similarity of two sorted sets (0 for two empty sets).

@@ -84,8 +84,9 @@ fn same_article_in_different_sites_templates_clusters() {
 #[test]
 fn different_articles_in_one_template_do_not_merge() {
     for site in ["news", "blog", "portal"] {
-        let pages: Vec<(String, String)> =
-            (1..=6).map(|n| (format!("{site}/article{n}.html"), page(site, &format!("Story {n}"), &article(n)))).collect();
+        let pages: Vec<(String, String)> = (1..=6)
+            .map(|n| (format!("{site}/article{n}.html"), page(site, &format!("Story {n}"), &article(n))))
+            .collect();
         for (name, config) in configs() {
             assert_eq!(clusters(pages.clone(), &config), BTreeSet::new(), "{site}, {name}");
         }
@@ -121,9 +122,10 @@ fn copies_within_one_site_still_cluster_with_template_suppression() {
     for n in 2..=5 {
         pages.push((format!("news/article{n}.html"), page("news", &format!("Story {n}"), &article(n))));
     }
-    let config = Config { template: Some(TemplateConfig { min_pages: 3, ..TemplateConfig::default() }), ..Config::default() }
-        .validate()
-        .unwrap();
+    let config =
+        Config { template: Some(TemplateConfig { min_pages: 3, ..TemplateConfig::default() }), ..Config::default() }
+            .validate()
+            .unwrap();
     let expected: BTreeSet<Vec<String>> = [(1..=5).map(|c| format!("news/copy{c}.html")).collect()].into();
     assert_eq!(clusters(pages, &config), expected);
 }

@@ -18,7 +18,8 @@ static OG_TYPE: LazyLock<Regex> =
 static OG_ARTICLE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?i)\bcontent\s*=\s*["']?\s*article\b"#).unwrap_or_else(|_| unreachable!()));
 static LD_ARTICLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""@type"\s*:\s*\[?\s*"(?:\w*Article|BlogPosting|LiveBlogPosting|Report)""#).unwrap_or_else(|_| unreachable!())
+    Regex::new(r#""@type"\s*:\s*\[?\s*"(?:\w*Article|BlogPosting|LiveBlogPosting|Report)""#)
+        .unwrap_or_else(|_| unreachable!())
 });
 
 /// True when the page declares itself an article (Open Graph or schema.org).

@@ -255,14 +255,24 @@ pub fn load(dir: &Path, limit: Option<usize>) -> Result<Dataset, EvalError> {
         DatasetKind::Aeb => {
             let path = dir.join("ground-truth.json");
             let gt = read_json(&path)?;
-            let entries = gt.as_object().ok_or_else(|| EvalError::Format { path: path.clone(), message: "not an object".into() })?;
+            let entries = gt
+                .as_object()
+                .ok_or_else(|| EvalError::Format { path: path.clone(), message: "not an object".into() })?;
             let mut ids: Vec<&String> = entries.keys().collect();
             ids.sort();
             for id in ids.into_iter().take(limit) {
                 let v = &entries[id];
-                let truth = str_at(v, "/articleBody")
-                    .ok_or_else(|| EvalError::Format { path: path.clone(), message: format!("{id}: no articleBody") })?;
-                samples.push(Sample { id: id.clone(), url: str_at(v, "/url"), page_type: None, html: read_html(dir, id)?, truth });
+                let truth = str_at(v, "/articleBody").ok_or_else(|| EvalError::Format {
+                    path: path.clone(),
+                    message: format!("{id}: no articleBody"),
+                })?;
+                samples.push(Sample {
+                    id: id.clone(),
+                    url: str_at(v, "/url"),
+                    page_type: None,
+                    html: read_html(dir, id)?,
+                    truth,
+                });
             }
         }
         DatasetKind::Wcxb => {
@@ -453,11 +463,20 @@ impl fmt::Display for EvalReport {
             DatasetKind::Aeb => "AEB",
             DatasetKind::Wcxb => "WCXB",
         };
-        writeln!(f, "{name} data set {} ({} pages), 4-gram shingle F1 and bag-of-words F1", self.dir.display(), self.pages)?;
+        writeln!(
+            f,
+            "{name} data set {} ({} pages), 4-gram shingle F1 and bag-of-words F1",
+            self.dir.display(),
+            self.pages
+        )?;
         if !self.skipped.is_empty() {
             writeln!(f, "left out for lack of ground truth: {}", self.skipped.join(", "))?;
         }
-        writeln!(f, "{:<12} {:<14} {:>6} {:>7} {:>7} {:>7} {:>7} {:>9}", "extractor", "pages", "n", "P", "R", "F1", "BoW-F1", "pages/s")?;
+        writeln!(
+            f,
+            "{:<12} {:<14} {:>6} {:>7} {:>7} {:>7} {:>7} {:>9}",
+            "extractor", "pages", "n", "P", "R", "F1", "BoW-F1", "pages/s"
+        )?;
         for r in &self.extractors {
             let row = |f: &mut fmt::Formatter<'_>, label: &str, s: &Scores, rate: String| {
                 writeln!(
@@ -502,7 +521,9 @@ mod tests {
         // truth: 2 shingles (a b c d, b c d e); prediction repeats the first and adds one.
         let m = shingle_match("a b c d e", "a b c d. a b c d");
         // pred shingles: abcd, bcda, cdab, dabc, abcd → tp 1 (abcd), fp 4, fn 1 (bcde)
-        assert!((m.tp - 1.0 / 6.0).abs() < 1e-12 && (m.fp - 4.0 / 6.0).abs() < 1e-12 && (m.fn_ - 1.0 / 6.0).abs() < 1e-12);
+        assert!(
+            (m.tp - 1.0 / 6.0).abs() < 1e-12 && (m.fp - 4.0 / 6.0).abs() < 1e-12 && (m.fn_ - 1.0 / 6.0).abs() < 1e-12
+        );
         assert!((m.precision() - 0.2).abs() < 1e-12 && (m.recall() - 0.5).abs() < 1e-12);
         let m = shingle_match("The Cat sat down", "the cat sat down");
         assert_eq!(m.tp, 0.0, "case is kept");

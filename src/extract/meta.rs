@@ -93,10 +93,10 @@ pub fn page_meta(doc: &Html, url: Option<&str>) -> PageMeta {
         if rels.contains(&"canonical") && meta.canonical.is_none() && !href.trim().is_empty() {
             meta.canonical = Some(resolve(base, href));
         }
-        if rels.contains(&"alternate") {
-            if let Some(lang) = e.attr("hreflang").and_then(folded) {
-                meta.hreflang.push(Hreflang { lang, href: resolve(base, href) });
-            }
+        if rels.contains(&"alternate")
+            && let Some(lang) = e.attr("hreflang").and_then(folded)
+        {
+            meta.hreflang.push(Hreflang { lang, href: resolve(base, href) });
         }
     }
     meta

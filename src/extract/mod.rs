@@ -192,7 +192,13 @@ pub fn extract_page(html: &str, url: Option<&str>, config: &ExtractConfig) -> Re
     if meta.language.is_none() {
         meta.language = crate::shingle::Language::detect(&e.text).map(|l| l.code.to_string());
     }
-    Ok(ExtractedPage { url: url.map(str::to_string), extractor: e.extractor, word_count: word_count(&e.text), meta, text: e.text })
+    Ok(ExtractedPage {
+        url: url.map(str::to_string),
+        extractor: e.extractor,
+        word_count: word_count(&e.text),
+        meta,
+        text: e.text,
+    })
 }
 
 /// Counts runs of letters and digits.
@@ -299,7 +305,8 @@ mod tests {
             let e = extract("<html><body><div>Short note</div></body></html>", &ExtractConfig::new(kind)).unwrap();
             assert!(e.text.contains("Short note"), "{kind}: {e:?}");
             // Everything in the page chrome: the `none` extractor finds nothing, the fallback still does.
-            let e = extract("<html><body><header>Only a header</header></body></html>", &ExtractConfig::new(kind)).unwrap();
+            let e =
+                extract("<html><body><header>Only a header</header></body></html>", &ExtractConfig::new(kind)).unwrap();
             assert!(e.text.contains("Only a header"), "{kind}: {e:?}");
         }
     }
@@ -315,7 +322,9 @@ mod tests {
     #[test]
     fn selectors_narrow_the_page_before_extraction() {
         let body = "The quick brown fox jumps over the lazy dog near the river bank. ".repeat(12);
-        let html = format!("<html><body><div id=a><p>{body}</p></div><div id=b><p>Unrelated sidebar words</p></div></body></html>");
+        let html = format!(
+            "<html><body><div id=a><p>{body}</p></div><div id=b><p>Unrelated sidebar words</p></div></body></html>"
+        );
         let config = ExtractConfig::new(ExtractorKind::None).with_selectors(Some("#b"), None).unwrap();
         let e = extract(&html, &config).unwrap();
         assert_eq!(e.text, "Unrelated sidebar words");

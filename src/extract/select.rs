@@ -51,13 +51,11 @@ pub fn apply(html: &str, include: Option<&CssSelector>, exclude: Option<&CssSele
         let matched: Vec<_> = doc.select(&inc.selector).collect();
         let ids: Vec<_> = matched.iter().map(|e| e.id()).collect();
         // Outermost matches only: a nested match is already inside its ancestor.
-        let outer: Vec<String> = matched
-            .iter()
-            .filter(|e| !e.ancestors().any(|a| ids.contains(&a.id())))
-            .map(|e| e.html())
-            .collect();
+        let outer: Vec<String> =
+            matched.iter().filter(|e| !e.ancestors().any(|a| ids.contains(&a.id()))).map(|e| e.html()).collect();
         if !outer.is_empty() {
-            let head = Selector::parse("head").ok().and_then(|h| doc.select(&h).next().map(|h| h.html())).unwrap_or_default();
+            let head =
+                Selector::parse("head").ok().and_then(|h| doc.select(&h).next().map(|h| h.html())).unwrap_or_default();
             return format!("<!DOCTYPE html><html>{head}<body>{}</body></html>", outer.join("\n"));
         }
     }

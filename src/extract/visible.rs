@@ -7,9 +7,40 @@ const HIDDEN: &[&str] = &["script", "style", "noscript", "template", "head", "sv
 
 /// Elements that start a new line when rendered.
 const BLOCK: &[&str] = &[
-    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset", "figcaption", "figure",
-    "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
-    "section", "table", "td", "th", "tr", "ul",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "dd",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "table",
+    "td",
+    "th",
+    "tr",
+    "ul",
 ];
 
 /// Page furniture that the `none` extractor leaves out: the elements and the
@@ -49,7 +80,8 @@ pub fn visible_text_of(doc: &Html, skip_chrome: bool) -> (String, Option<String>
                         push_break(&mut out);
                     }
                     if name == "title" && title.is_none() {
-                        let t: String = node.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect();
+                        let t: String =
+                            node.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect();
                         let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
                         title = Some(t).filter(|t| !t.is_empty());
                     }

@@ -23,20 +23,16 @@ static LD_ARTICLE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// True when the page declares itself an article (Open Graph or schema.org).
-/// Articles are extracted with trafilatura's precision focus, which leaves out
-/// comments, teasers and related links that trail the story; other pages
-/// (products, listings, forums) need the balanced focus's recall.
 pub(super) fn declares_article(html: &str) -> bool {
     OG_TYPE.find_iter(html).any(|m| OG_ARTICLE.is_match(m.as_str())) || LD_ARTICLE.is_match(html)
 }
 
 /// trafilatura 0.6 with its fallbacks on.
-pub(super) fn trafilatura(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
-    let focus = if declares_article(html) {
-        trafilatura::ExtractionFocus::FavorPrecision
-    } else {
-        trafilatura::ExtractionFocus::Balanced
-    };
+pub(super) fn trafilatura(
+    html: &str,
+    url: Option<&url::Url>,
+    focus: trafilatura::ExtractionFocus,
+) -> Option<Extracted> {
     let mut opts = trafilatura::Options::default().with_fallback(true).with_focus(focus);
     if let Some(u) = url {
         opts = opts.with_url(u.clone());
@@ -79,7 +75,7 @@ pub(super) fn trafilatura_checked(html: &str, url: Option<&url::Url>) -> Option<
     let content = |e: &Extracted| {
         outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME)
     };
-    let first = trafilatura(html, url);
+    let first = focused_trafilatura(html, url, outside.as_ref());
     if let Some(t) = first.as_ref().filter(|t| content(t)) {
         return Some(t.clone());
     }
@@ -89,6 +85,28 @@ pub(super) fn trafilatura_checked(html: &str, url: Option<&url::Url>) -> Option<
     }
     outside.or(first).or(second)
 }
+
+/// trafilatura with the focus that suits the page. Pages that declare
+/// themselves articles get the precision focus, which leaves out comments,
+/// teasers and related links trailing the story, unless that keeps less than
+/// [`MIN_PRECISION_SHARE`] of the words outside the page chrome (the story
+/// itself was cut); other pages (products, listings, forums) need the
+/// balanced focus's recall.
+fn focused_trafilatura(html: &str, url: Option<&url::Url>, outside: Option<&Extracted>) -> Option<Extracted> {
+    if declares_article(html) {
+        let precise = trafilatura(html, url, trafilatura::ExtractionFocus::FavorPrecision);
+        let words_outside = outside.map_or(0, |n| super::word_count(&n.text));
+        if let Some(p) =
+            precise.filter(|p| super::word_count(&p.text) as f64 >= MIN_PRECISION_SHARE * words_outside as f64)
+        {
+            return Some(p);
+        }
+    }
+    trafilatura(html, url, trafilatura::ExtractionFocus::Balanced)
+}
+
+/// See [`focused_trafilatura`].
+const MIN_PRECISION_SHARE: f64 = 0.2;
 
 /// Least share of the trafilatura output's words that must occur in the
 /// page's text outside its chrome.

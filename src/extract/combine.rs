@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::Extracted;
-use super::visible::visible_text_with;
+use super::visible::{visible_text_with, visible_text_without_nav_footer_aside};
 
 /// True when `text` holds at least one letter or digit.
 fn has_words(text: &str) -> bool {
@@ -66,15 +66,15 @@ pub(super) fn chromeless(html: &str) -> Option<Extracted> {
 
 /// The default extractor: trafilatura, falling back to readability and then
 /// to the chromeless visible text. trafilatura's output is checked against
-/// the page's text outside `nav`, `header`, `footer` and `aside`: when most
-/// of its words come from those (on a thin page it may pick the footer,
-/// the longest block left), it is not the page's content; readability's
-/// output gets the same check, and the chromeless text is the last resort.
+/// the page's text outside `nav`, `footer` and `aside`: when most of its
+/// words come from those (on a thin page it may pick the footer, the longest block
+/// left), it is not the page's content; readability's output gets the same
+/// check, and the visible text without those is the last resort.
 pub(super) fn trafilatura_checked(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
-    let outside = chromeless(html);
-    let content = |e: &Extracted| {
-        outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME)
-    };
+    let text = visible_text_without_nav_footer_aside(html);
+    let outside = has_words(&text).then(|| Extracted { text, title: None, extractor: "visible" });
+    let content =
+        |e: &Extracted| outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME);
     let first = focused_trafilatura(html, url, outside.as_ref());
     if let Some(t) = first.as_ref().filter(|t| content(t)) {
         return Some(t.clone());

@@ -62,8 +62,20 @@ pub fn visible_text_with(html: &str, skip_chrome: bool) -> (String, Option<Strin
     visible_text_of(&doc, skip_chrome)
 }
 
+/// Visible text without navigation, footers and sidebars (`nav`, `footer`,
+/// `aside` and their ARIA roles), but with `header`, which some site
+/// builders use as a wrapper for the content itself.
+pub(crate) fn visible_text_without_nav_footer_aside(html: &str) -> String {
+    let doc = Html::parse_document(html);
+    walk(&doc, &["nav", "footer", "aside"], &["navigation", "contentinfo", "complementary"]).0
+}
+
 /// [`visible_text_with`] over an already parsed document.
 pub fn visible_text_of(doc: &Html, skip_chrome: bool) -> (String, Option<String>) {
+    if skip_chrome { walk(doc, CHROME, CHROME_ROLES) } else { walk(doc, &[], &[]) }
+}
+
+fn walk(doc: &Html, chrome_tags: &[&str], chrome_roles: &[&str]) -> (String, Option<String>) {
     let mut out = String::new();
     let mut title = None;
     let mut hidden_depth = 0usize;
@@ -72,8 +84,8 @@ pub fn visible_text_of(doc: &Html, skip_chrome: bool) -> (String, Option<String>
             ego_tree::iter::Edge::Open(node) => match node.value() {
                 Node::Element(e) => {
                     let name = e.name();
-                    let chrome = skip_chrome
-                        && (CHROME.contains(&name) || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim())));
+                    let chrome = chrome_tags.contains(&name)
+                        || e.attr("role").is_some_and(|r| chrome_roles.contains(&r.trim()));
                     if hidden_depth > 0 || HIDDEN.contains(&name) || chrome {
                         hidden_depth += 1;
                     } else if BLOCK.contains(&name) {

@@ -72,9 +72,10 @@ pub(super) fn chromeless(html: &str) -> Option<Extracted> {
 /// check, and the visible text without those is the last resort.
 pub(super) fn trafilatura_checked(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
     let text = visible_text_without_nav_footer_aside(html);
-    let outside = has_words(&text).then(|| Extracted { text, title: None, extractor: "visible" });
-    let content =
-        |e: &Extracted| outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME);
+    let outside = has_words(&text).then_some(Extracted { text, title: None, extractor: "visible" });
+    let content = |e: &Extracted| {
+        outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME)
+    };
     let first = focused_trafilatura(html, url, outside.as_ref());
     if let Some(t) = first.as_ref().filter(|t| content(t)) {
         return Some(t.clone());

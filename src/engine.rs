@@ -51,6 +51,7 @@ pub struct Config {
     pub simhash_weighting: SimHashWeighting,
     pub min_cluster_size: usize,
     /// Site-template suppression before sketching; off when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateConfig>,
 }
 

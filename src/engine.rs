@@ -18,6 +18,7 @@ use crate::index::{HammingTables, LshParams, lsh};
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
 use crate::source::{Format, RawDocument};
+use crate::template::{self, TemplateConfig};
 use crate::verify::{self, Edge, Overlap};
 
 /// How candidate pairs are generated.
@@ -49,6 +50,9 @@ pub struct Config {
     pub max_hamming: u32,
     pub simhash_weighting: SimHashWeighting,
     pub min_cluster_size: usize,
+    /// Site-template suppression before sketching; off when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template: Option<TemplateConfig>,
 }
 
 impl Default for Config {
@@ -64,6 +68,7 @@ impl Default for Config {
             max_hamming: 3,
             simhash_weighting: SimHashWeighting::Tf,
             min_cluster_size: 2,
+            template: None,
         }
     }
 }
@@ -86,6 +91,9 @@ impl Config {
         }
         if self.min_cluster_size < 2 {
             return Err(Error::Config("minimum cluster size must be at least 2".into()));
+        }
+        if let Some(t) = self.template.take() {
+            self.template = Some(t.validate().map_err(Error::Config)?);
         }
         Ok(self)
     }
@@ -142,6 +150,14 @@ impl Fingerprinter {
 
     /// Extracts (HTML only), shingles and sketches one document.
     pub fn fingerprint(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
+        let mut f = self.fingerprint_unsketched(raw)?;
+        self.sketch(&mut f);
+        Ok(f)
+    }
+
+    /// Extracts and shingles one document, leaving its sketches empty until
+    /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
+    pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
         let (text, title, extractor) = match raw.format {
             Format::Text => (raw.body, None, "none"),
             Format::Html => {
@@ -150,7 +166,7 @@ impl Fingerprinter {
                 (e.text, e.title, e.extractor)
             }
         };
-        self.fingerprint_text(raw.id, raw.order, &text, title, extractor)
+        self.shingle_text(raw.id, raw.order, &text, title, extractor)
     }
 
     /// Shingles and sketches text that needs no extraction.
@@ -162,11 +178,25 @@ impl Fingerprinter {
         title: Option<String>,
         extractor: &'static str,
     ) -> Result<Fingerprint, DocError> {
+        let mut f = self.shingle_text(id, order, text, title, extractor)?;
+        self.sketch(&mut f);
+        Ok(f)
+    }
+
+    fn shingle_text(
+        &self,
+        id: String,
+        order: usize,
+        text: &str,
+        title: Option<String>,
+        extractor: &'static str,
+    ) -> Result<Fingerprint, DocError> {
         let sh = self.shingler.shingle(text);
         if sh.hashes.is_empty() {
             return Err(DocError::new(id, order, DocErrorKind::NoText, "no words found in the document's text"));
         }
-        let minhash = self.minhasher.sketch(&sh.hashes);
+        // SimHash is taken from the words now, while they exist; MinHash
+        // waits for [`Fingerprinter::sketch`], after template suppression.
         let simhash = simhash::simhash_counted(&sh.words);
         // Word counts are only needed for corpus-wide weighting; at 100,000
         // documents they would outweigh everything else kept.
@@ -182,10 +212,15 @@ impl Fingerprinter {
             word_count: sh.word_count,
             shingles: sh.hashes,
             digest: sh.digest,
-            minhash,
+            minhash: Signature::default(),
             simhash,
             terms,
         })
+    }
+
+    /// Computes the MinHash signature of the (possibly template-filtered) shingles.
+    pub fn sketch(&self, f: &mut Fingerprint) {
+        f.minhash = self.minhasher.sketch(&f.shingles);
     }
 }
 
@@ -242,7 +277,7 @@ impl Corpus {
             items
                 .par_bridge()
                 .map(|item| {
-                    let r = load(item).and_then(|raw| fp.fingerprint(raw));
+                    let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw));
                     progress.advance(1);
                     r
                 })
@@ -262,8 +297,32 @@ impl Corpus {
         }
         corpus.docs.sort_by_key(|d| d.order);
         corpus.errors.sort_by_key(|e| e.order);
+        if let Some(t) = &config.template {
+            corpus.suppress_templates(t);
+        }
+        corpus.docs.par_iter_mut().for_each(|d| fp.sketch(d));
         corpus.finish_weighting(config.simhash_weighting);
         corpus
+    }
+
+    /// Drops each site's template shingles (see [`crate::template`]). A
+    /// document that lost some has its SimHash features become its remaining
+    /// shingles, so both sketches describe the same text.
+    fn suppress_templates(&mut self, config: &TemplateConfig) {
+        let sites: Vec<Option<String>> = self.docs.iter().map(|d| template::site_of(&d.id, config.scope)).collect();
+        let sets: Vec<(Option<&str>, &[u64])> =
+            self.docs.iter().zip(&sites).map(|(d, s)| (s.as_deref(), d.shingles.as_slice())).collect();
+        let filtered = template::suppress(&sets, config);
+        for (d, f) in self.docs.iter_mut().zip(filtered) {
+            if let Some(kept) = f {
+                // SimHash then describes the same filtered text as MinHash.
+                d.simhash = simhash::simhash_counted(&kept);
+                if !d.terms.is_empty() {
+                    d.terms = kept.iter().map(|&h| (h, 1)).collect();
+                }
+                d.shingles = kept;
+            }
+        }
     }
 
     /// Adds errors found before fingerprinting (missing paths), keeping input order.

@@ -4,7 +4,7 @@
 //!
 //! [`source`] (inputs, local files) → [`decode`] (charsets) → [`extract`]
 //! (main content) → [`shingle`] (normalized words, shingles, MD5) →
-//! [`sketch`] (MinHash, SimHash) → [`index`] (LSH bands, permuted Hamming
+//! [`template`] (site-template shingles dropped) → [`sketch`] (MinHash, SimHash) → [`index`] (LSH bands, permuted Hamming
 //! tables) → [`verify`] (exact Jaccard) → [`cluster`] (union-find) →
 //! [`report`] (table, JSON, CSV). [`engine`] strings the stages together.
 //!
@@ -35,6 +35,7 @@ pub mod shingle;
 pub mod sketch;
 pub mod source;
 pub mod synth;
+pub mod template;
 pub mod verify;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};

@@ -226,3 +226,24 @@ fn broken_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn extract_prints_main_text_and_metadata() {
+    let o = webdup(&["extract", "fixtures/example/comet-autumn.html"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text.contains("faint comet discovered in March"));
+    assert!(!text.contains("Most read"), "sidebar kept: {text}");
+    assert!(!text.contains("All rights reserved"), "footer kept: {text}");
+    let o = webdup(&["extract", "fixtures/example/comet-autumn.html", "--format", "json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["h1"], "Comet may be visible this autumn");
+    assert_eq!(v["canonical"], "https://riverside-daily.example/comet-may-be-visible-this-autumn");
+    assert_eq!(v["extractor"], "trafilatura");
+    assert!(v["word_count"].as_u64().unwrap() > 150);
+    let o = webdup(&["extract", "fixtures/example/comet-autumn.html", "--include-selector", "aside"], &[]);
+    assert!(stdout(&o).contains("Most read") && !stdout(&o).contains("comet"), "{}", stdout(&o));
+    let o = webdup(&["extract", "fixtures/example/no-such.html"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no-such.html"));
+}

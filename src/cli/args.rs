@@ -13,6 +13,7 @@ use webdup::fetch::FetchConfig;
 use webdup::report::Format;
 use webdup::shingle::{Language, LanguageChoice, ShingleConfig};
 use webdup::sketch::SimHashWeighting;
+use webdup::template::{TemplateConfig, TemplateScope};
 
 /// Find duplicate and near-duplicate web pages.
 #[derive(Debug, Parser)]
@@ -51,6 +52,28 @@ pub enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Print a page's main text (`--format json` adds its metadata).
+    ///
+    /// PAGE is an HTML file or an http(s) URL.
+    Extract {
+        #[arg(required = true, value_name = "PAGE")]
+        pages: Vec<String>,
+        #[command(flatten)]
+        extract: ExtractArgs,
+        /// The page's URL, for resolving links in a single local file.
+        #[arg(long)]
+        url: Option<String>,
+        /// Output: the text, or JSON with the metadata.
+        #[arg(long, short = 'f', value_enum, default_value = "text")]
+        format: TextFormat,
+        #[command(flatten)]
+        fetch: FetchArgs,
+    },
+    /// Measure extraction against a data set with ground truth.
+    Eval {
+        #[command(subcommand)]
+        what: EvalCommand,
+    },
     /// List each document's most similar documents.
     Neighbors {
         #[arg(required = true, value_name = "INPUT")]
@@ -68,6 +91,50 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// F1, precision and recall of each extractor on DIR (an AEB or WCXB
+    /// layout, detected), per page type where the data has types, and pages/s.
+    Extract {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Extractors to evaluate (repeatable) [default: all].
+        #[arg(long, value_enum)]
+        extractor: Vec<ExtractorArg>,
+        /// Only the first N pages.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Worker threads [default: one per core].
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Include every page's scores (JSON).
+        #[arg(long)]
+        per_page: bool,
+        #[arg(long, short = 'f', value_enum, default_value = "table")]
+        format: EvalFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TemplateScopeArg {
+    /// URLs by host, local files by their folder.
+    HostOrDir,
+    /// URLs by host only.
+    Host,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum MethodArg {
     Minhash,
@@ -83,8 +150,44 @@ pub enum WeightArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ExtractorArg {
+    /// trafilatura with fallbacks, checked against page chrome.
     Trafilatura,
+    /// Mozilla Readability (dom_smoothie).
+    Readability,
+    /// All visible text except nav, header, footer and aside.
     None,
+}
+
+impl ExtractorArg {
+    pub fn kind(self) -> ExtractorKind {
+        match self {
+            ExtractorArg::Trafilatura => ExtractorKind::Trafilatura,
+            ExtractorArg::Readability => ExtractorKind::Readability,
+            ExtractorArg::None => ExtractorKind::None,
+        }
+    }
+}
+
+/// How main content is found.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Extraction")]
+pub struct ExtractArgs {
+    /// Main-content extractor for HTML.
+    #[arg(long, value_enum, default_value = "trafilatura")]
+    pub extractor: ExtractorArg,
+    /// Extract only from elements matching this CSS selector.
+    #[arg(long, value_name = "CSS")]
+    pub include_selector: Option<String>,
+    /// Remove elements matching this CSS selector before extraction.
+    #[arg(long, value_name = "CSS")]
+    pub exclude_selector: Option<String>,
+}
+
+impl ExtractArgs {
+    pub fn to_config(&self) -> anyhow::Result<ExtractConfig> {
+        Ok(ExtractConfig::new(self.extractor.kind())
+            .with_selectors(self.include_selector.as_deref(), self.exclude_selector.as_deref())?)
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -119,9 +222,22 @@ pub struct CommonArgs {
     /// SimHash word weights.
     #[arg(long, value_enum, default_value = "tf")]
     pub simhash_weight: WeightArg,
-    /// Main-content extractor for HTML.
-    #[arg(long, value_enum, default_value = "trafilatura")]
-    pub extractor: ExtractorArg,
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+    /// Keep text a site repeats on many of its pages (site-template
+    /// suppression is on by default).
+    #[arg(long)]
+    pub no_template: bool,
+    /// A shingle is template text when more than this share of a site's
+    /// pages (groups of copies counted once) contain it.
+    #[arg(long, default_value_t = 0.5, value_name = "SHARE")]
+    pub template_share: f64,
+    /// Sites with fewer distinct pages are left alone.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub template_min_pages: usize,
+    /// What counts as one site.
+    #[arg(long, value_enum, default_value = "host-or-dir")]
+    pub template_scope: TemplateScopeArg,
     /// Remove stopwords before shingling.
     #[arg(long)]
     pub stopwords: bool,
@@ -252,13 +368,7 @@ impl CommonArgs {
             }
         };
         let config = Config {
-            extract: ExtractConfig {
-                extractor: match self.extractor {
-                    ExtractorArg::Trafilatura => ExtractorKind::Trafilatura,
-                    ExtractorArg::None => ExtractorKind::None,
-                },
-                ..ExtractConfig::default()
-            },
+            extract: self.extract.to_config()?,
             shingle: ShingleConfig { size: self.shingle_size, stopwords: self.stopwords, stem: self.stem, language },
             shingle_size: self.shingle_size,
             permutations: self.permutations,
@@ -275,6 +385,14 @@ impl CommonArgs {
                 WeightArg::Tfidf => SimHashWeighting::TfIdf,
             },
             min_cluster_size: self.min_cluster_size,
+            template: (!self.no_template).then_some(TemplateConfig {
+                share: self.template_share,
+                min_pages: self.template_min_pages,
+                scope: match self.template_scope {
+                    TemplateScopeArg::HostOrDir => TemplateScope::HostOrDirectory,
+                    TemplateScopeArg::Host => TemplateScope::Host,
+                },
+            }),
         };
         Ok(config.validate()?)
     }

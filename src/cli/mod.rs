@@ -20,7 +20,11 @@ use webdup::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
 use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
 use webdup::source::{self, Location, RawDocument, ReadLimits, Source};
 
-use args::{Cli, Command, CommonArgs, OutputArgs};
+use args::{Cli, Command, CommonArgs, EvalCommand, EvalFormat, OutputArgs, TextFormat};
+use webdup::extract::{
+    ExtractorKind,
+    eval::{self, EvalOptions},
+};
 
 /// Exit code when the run completed but some inputs failed.
 const EXIT_SOME_FAILED: u8 = 1;
@@ -75,6 +79,32 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
+        Command::Extract { pages, extract, url, format, fetch } => extract_pages(&pages, &extract, url, format, &fetch),
+        Command::Eval { what: EvalCommand::Extract { dir, extractor, limit, threads, per_page, format } } => {
+            let options = EvalOptions {
+                extractors: if extractor.is_empty() {
+                    ExtractorKind::ALL.to_vec()
+                } else {
+                    extractor.iter().map(|e| e.kind()).collect()
+                },
+                limit,
+                per_page,
+                threads,
+            };
+            let progress = progress::Bar::new(false);
+            let report = eval::evaluate(&dir, &options, &progress)
+                .with_context(|| format!("cannot evaluate {}", dir.display()))?;
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            match format {
+                EvalFormat::Table => write!(out, "{report}")?,
+                EvalFormat::Json => {
+                    serde_json::to_writer_pretty(&mut out, &report)?;
+                    writeln!(out)?;
+                }
+            }
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Compare { a, b, common, output } => {
             let config = common.to_config()?;
             let corpus = load_corpus(&[a.clone(), b.clone()], &common, &config)?.corpus;
@@ -90,6 +120,101 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `webdup extract`: each page's main text, or JSON with its metadata.
+fn extract_pages(
+    pages: &[String],
+    args: &args::ExtractArgs,
+    url: Option<String>,
+    format: TextFormat,
+    fetch: &args::FetchArgs,
+) -> anyhow::Result<ExitCode> {
+    if url.is_some() && pages.len() != 1 {
+        bail!("--url applies to a single page; {} were given", pages.len());
+    }
+    let config = args.to_config()?;
+    let sources: Vec<Source> = pages
+        .iter()
+        .enumerate()
+        .map(|(order, p)| Source {
+            id: p.clone(),
+            order,
+            location: if source::is_url(p) { Location::Url(p.clone()) } else { Location::File(p.into()) },
+        })
+        .collect();
+    let (urls, files): (Vec<Source>, Vec<Source>) =
+        sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
+    let mut docs: Vec<(Result<RawDocument, DocError>, Option<String>)> = Vec::new();
+    for s in files {
+        let Location::File(path) = &s.location else { continue };
+        docs.push((source::read_file(&s, path, ReadLimits::default()), url.clone()));
+    }
+    if !urls.is_empty() {
+        let fetcher = Fetcher::new(fetch.to_config(ReadLimits::default().max_bytes)?)?;
+        for outcome in fetcher.fetch_all(urls, &engine::Quiet) {
+            let final_url = outcome.record.final_url.clone();
+            docs.push((outcome.into_document(), final_url));
+        }
+    }
+    docs.sort_by_key(|(d, _)| match d {
+        Ok(d) => d.order,
+        Err(e) => e.order,
+    });
+    let mut failed = false;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    // Extraction recurses over the DOM: give it the engine's stack size.
+    let results: Vec<_> = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(webdup::extract::EXTRACT_STACK)
+            .spawn_scoped(scope, || {
+                docs.into_iter()
+                    .map(|(doc, page_url)| {
+                        doc.and_then(|d| match d.format {
+                            source::Format::Html => {
+                                webdup::extract::extract_page(&d.body, page_url.as_deref(), &config)
+                                    .map(|p| (d.id.clone(), p))
+                                    .map_err(|e| DocError::new(&d.id, d.order, DocErrorKind::TooDeep, e.to_string()))
+                            }
+                            source::Format::Text => Err(DocError::new(
+                                &d.id,
+                                d.order,
+                                DocErrorKind::NoText,
+                                "not an HTML page: there is nothing to extract",
+                            )),
+                        })
+                    })
+                    .collect()
+            })
+            .expect("spawn extraction thread")
+            .join()
+            .unwrap_or_default()
+    });
+    for r in results {
+        match r {
+            Ok((id, page)) => match format {
+                TextFormat::Text => {
+                    if pages.len() > 1 {
+                        writeln!(out, "==> {id} <==")?;
+                    }
+                    writeln!(out, "{}", page.text)?;
+                }
+                TextFormat::Json => {
+                    let mut v = serde_json::to_value(&page)?;
+                    v["id"] = serde_json::Value::String(id);
+                    serde_json::to_writer(&mut out, &v)?;
+                    writeln!(out)?;
+                }
+            },
+            Err(e) => {
+                failed = true;
+                out.flush()?;
+                eprintln!("webdup: {}: [{}] {}", e.id, e.kind, e.message);
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed { ExitCode::from(EXIT_SOME_FAILED) } else { ExitCode::SUCCESS })
 }
 
 fn exit_for(corpus: &Corpus) -> ExitCode {

@@ -1,50 +1,117 @@
 //! Main-content extraction: from a page's HTML to the text worth comparing.
 //!
 //! Navigation, ads and footers are shared by every page of a site; left in,
-//! they make unrelated pages look alike. The default extractor is the
-//! `trafilatura` crate with its fallbacks on; when it returns nothing the
-//! page's visible body text is used instead, so a page never silently becomes
-//! an empty document.
+//! they make unrelated pages look alike. Three extractors are offered:
+//! `trafilatura` (the default: the `trafilatura` crate with its fallbacks on,
+//! cross-checked against `readability`), `readability` (the `dom_smoothie`
+//! port of Mozilla's Readability) and `none` (the visible body text without
+//! `nav`, `header`, `footer` and `aside`). Whatever fails or finds nothing
+//! falls back to the next one, ending at all visible text, so a page never
+//! silently becomes an empty document.
+//!
+//! ```
+//! use webdup::extract::{extract, ExtractConfig, ExtractorKind};
+//!
+//! let body = "The quick brown fox jumps over the lazy dog near the river bank. ".repeat(12);
+//! let html = format!("<html><body><nav>Home About</nav><article><p>{body}</p></article></body></html>");
+//! let config = ExtractConfig { extractor: ExtractorKind::Readability, ..ExtractConfig::default() };
+//! let page = extract(&html, &config).unwrap();
+//! assert!(page.text.contains("quick brown fox") && !page.text.contains("About"));
+//! ```
 
+mod combine;
+pub mod eval;
+mod meta;
+mod select;
 mod visible;
+
+use std::str::FromStr;
 
 use serde::Serialize;
 
-pub use visible::visible_text;
+pub use meta::{Hreflang, PageMeta, page_meta};
+pub use select::CssSelector;
+pub use visible::{visible_text, visible_text_of, visible_text_with};
+
+/// Stack size that extraction needs for pages near [`ExtractConfig::max_depth`]:
+/// the `trafilatura` and `readability` extractors recurse over the DOM. Run
+/// [`extract`] on threads with at least this much stack.
+pub const EXTRACT_STACK: usize = 64 << 20;
 
 /// Which extraction algorithm to run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExtractorKind {
-    /// trafilatura 0.6 with readability/jusText fallbacks.
+    /// trafilatura 0.6 with its fallbacks, cross-checked against readability.
     #[default]
     Trafilatura,
-    /// All visible body text, nothing removed.
+    /// Mozilla's Readability algorithm (the `dom_smoothie` crate).
+    Readability,
+    /// Visible body text without navigation, header, footer and sidebars.
     None,
 }
 
 impl ExtractorKind {
+    /// Every extractor, default first.
+    pub const ALL: [ExtractorKind; 3] = [ExtractorKind::Trafilatura, ExtractorKind::Readability, ExtractorKind::None];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ExtractorKind::Trafilatura => "trafilatura",
+            ExtractorKind::Readability => "readability",
             ExtractorKind::None => "none",
         }
     }
 }
 
+impl FromStr for ExtractorKind {
+    type Err = ExtractError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ExtractorKind::ALL
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| ExtractError::UnknownExtractor(s.to_string()))
+    }
+}
+
+impl std::fmt::Display for ExtractorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Extraction settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExtractConfig {
     pub extractor: ExtractorKind,
     /// Deepest element nesting accepted; deeper pages are refused rather than
     /// risking the stack of the recursive extractor. Browsers cap the parser's
     /// nesting at 512, so real pages stay far below this.
     pub max_depth: usize,
+    /// When set, only the elements matching it are extracted from.
+    pub include: Option<CssSelector>,
+    /// Elements matching it are removed before extraction.
+    pub exclude: Option<CssSelector>,
 }
 
 impl Default for ExtractConfig {
     fn default() -> Self {
-        ExtractConfig { extractor: ExtractorKind::default(), max_depth: 4096 }
+        ExtractConfig { extractor: ExtractorKind::default(), max_depth: 4096, include: None, exclude: None }
+    }
+}
+
+impl ExtractConfig {
+    /// A config for `extractor` with the default limits.
+    pub fn new(extractor: ExtractorKind) -> Self {
+        ExtractConfig { extractor, ..ExtractConfig::default() }
+    }
+
+    /// Sets the include/exclude CSS selectors, checking their syntax.
+    pub fn with_selectors(mut self, include: Option<&str>, exclude: Option<&str>) -> Result<Self, ExtractError> {
+        self.include = include.map(CssSelector::parse).transpose()?;
+        self.exclude = exclude.map(CssSelector::parse).transpose()?;
+        Ok(self)
     }
 }
 
@@ -58,29 +125,85 @@ pub struct Extracted {
     pub extractor: &'static str,
 }
 
-/// Why a page could not be extracted.
+/// Why a page could not be extracted, or a setting is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExtractError {
     #[error("HTML nested more than {limit} levels deep")]
     TooDeep { limit: usize },
+    #[error("invalid CSS selector `{selector}`: {message}")]
+    Selector { selector: String, message: String },
+    #[error("unknown extractor `{0}`; use trafilatura, readability or none")]
+    UnknownExtractor(String),
 }
 
 /// Extracts the main text of an HTML page.
 pub fn extract(html: &str, config: &ExtractConfig) -> Result<Extracted, ExtractError> {
+    extract_with_url(html, None, config)
+}
+
+/// [`extract`] with the page's URL, which helps the extractors resolve links
+/// and recognise the site.
+pub fn extract_with_url(html: &str, url: Option<&str>, config: &ExtractConfig) -> Result<Extracted, ExtractError> {
     if nesting_depth(html, config.max_depth) > config.max_depth {
         return Err(ExtractError::TooDeep { limit: config.max_depth });
     }
-    if config.extractor == ExtractorKind::Trafilatura {
-        let opts = trafilatura::Options::default().with_fallback(true);
-        if let Ok(result) = trafilatura::extract(html, &opts)
-            && result.content_text.chars().any(char::is_alphanumeric)
-        {
-            let title = Some(result.metadata.title).filter(|t| !t.is_empty());
-            return Ok(Extracted { text: result.content_text, title, extractor: "trafilatura" });
-        }
+    let narrowed;
+    let html = if config.include.is_some() || config.exclude.is_some() {
+        narrowed = select::apply(html, config.include.as_ref(), config.exclude.as_ref());
+        narrowed.as_str()
+    } else {
+        html
+    };
+    let url = url.and_then(|u| url::Url::parse(u).ok()).filter(|u| matches!(u.scheme(), "http" | "https"));
+    let found = match config.extractor {
+        ExtractorKind::Trafilatura => combine::trafilatura_checked(html, url.as_ref()),
+        ExtractorKind::Readability => combine::readability(html, url.as_ref()).or_else(|| combine::chromeless(html)),
+        ExtractorKind::None => combine::chromeless(html),
+    };
+    if let Some(e) = found {
+        return Ok(e);
     }
     let (text, title) = visible_text(html);
-    Ok(Extracted { text, title, extractor: "none" })
+    Ok(Extracted { text, title, extractor: "visible" })
+}
+
+/// A page's main text with the metadata later stages need.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExtractedPage {
+    /// The page URL, when known.
+    pub url: Option<String>,
+    /// The extractor whose output was used (after any fallback).
+    pub extractor: &'static str,
+    /// Words in `text` (runs of letters and digits).
+    pub word_count: usize,
+    #[serde(flatten)]
+    pub meta: PageMeta,
+    pub text: String,
+}
+
+/// Extracts a page's main text and reads its metadata. The language is the
+/// declared one, else the one detected from the text when detection is sure.
+pub fn extract_page(html: &str, url: Option<&str>, config: &ExtractConfig) -> Result<ExtractedPage, ExtractError> {
+    let e = extract_with_url(html, url, config)?;
+    let mut meta = page_meta(&scraper::Html::parse_document(html), url);
+    if meta.title.is_none() {
+        meta.title = e.title.clone();
+    }
+    if meta.language.is_none() {
+        meta.language = crate::shingle::Language::detect(&e.text).map(|l| l.code.to_string());
+    }
+    Ok(ExtractedPage {
+        url: url.map(str::to_string),
+        extractor: e.extractor,
+        word_count: word_count(&e.text),
+        meta,
+        text: e.text,
+    })
+}
+
+/// Counts runs of letters and digits.
+pub fn word_count(text: &str) -> usize {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).count()
 }
 
 /// Elements that never hold children, or whose end tag is optional: they are
@@ -176,8 +299,51 @@ mod tests {
     }
 
     #[test]
-    fn pages_trafilatura_rejects_fall_back_to_visible_text() {
-        let e = extract("<html><body><div>Short note</div></body></html>", &ExtractConfig::default()).unwrap();
-        assert!(e.text.contains("Short note"));
+    fn pages_trafilatura_rejects_fall_back_and_never_come_out_empty() {
+        for kind in ExtractorKind::ALL {
+            let e = extract("<html><body><div>Short note</div></body></html>", &ExtractConfig::new(kind)).unwrap();
+            assert!(e.text.contains("Short note"), "{kind}: {e:?}");
+            // Everything in the page chrome: the `none` extractor finds nothing, the fallback still does.
+            let e =
+                extract("<html><body><header>Only a header</header></body></html>", &ExtractConfig::new(kind)).unwrap();
+            assert!(e.text.contains("Only a header"), "{kind}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn extractor_names_round_trip() {
+        for kind in ExtractorKind::ALL {
+            assert_eq!(kind.as_str().parse::<ExtractorKind>().unwrap(), kind);
+        }
+        assert!(matches!("boilerpipe".parse::<ExtractorKind>(), Err(ExtractError::UnknownExtractor(_))));
+    }
+
+    #[test]
+    fn selectors_narrow_the_page_before_extraction() {
+        let body = "The quick brown fox jumps over the lazy dog near the river bank. ".repeat(12);
+        let html = format!(
+            "<html><body><div id=a><p>{body}</p></div><div id=b><p>Unrelated sidebar words</p></div></body></html>"
+        );
+        let config = ExtractConfig::new(ExtractorKind::None).with_selectors(Some("#b"), None).unwrap();
+        let e = extract(&html, &config).unwrap();
+        assert_eq!(e.text, "Unrelated sidebar words");
+        let config = ExtractConfig::new(ExtractorKind::None).with_selectors(None, Some("#a")).unwrap();
+        assert!(!extract(&html, &config).unwrap().text.contains("fox"));
+        assert!(ExtractConfig::default().with_selectors(Some("##"), None).is_err());
+    }
+
+    #[test]
+    fn extract_page_reports_metadata_and_word_count() {
+        let body = "The quick brown fox jumps over the lazy dog near the river bank. ".repeat(12);
+        let html = format!(
+            "<html lang=en><head><title>Fox</title><link rel=canonical href=/fox></head>\
+             <body><article><h1>Fox news</h1><p>{body}</p></article></body></html>"
+        );
+        let p = extract_page(&html, Some("https://example.com/x/fox?utm=1"), &ExtractConfig::default()).unwrap();
+        assert_eq!(p.meta.canonical.as_deref(), Some("https://example.com/fox"));
+        assert_eq!(p.meta.h1.as_deref(), Some("Fox news"));
+        assert_eq!(p.meta.title.as_deref(), Some("Fox"));
+        assert_eq!(p.word_count, word_count(&p.text));
+        assert!(p.word_count >= 12 * 13, "{}", p.word_count);
     }
 }

@@ -43,12 +43,40 @@ const BLOCK: &[&str] = &[
     "ul",
 ];
 
+/// Page furniture that the `none` extractor leaves out: the elements and the
+/// ARIA landmark roles of site navigation, banners, footers and sidebars.
+const CHROME: &[&str] = &["nav", "header", "footer", "aside"];
+const CHROME_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary"];
+
 /// Returns the visible text of a page (blocks on their own lines) and its `<title>`.
 ///
 /// The walk is iterative, so any nesting depth is safe.
 pub fn visible_text(html: &str) -> (String, Option<String>) {
+    visible_text_with(html, false)
+}
+
+/// Like [`visible_text`]; with `skip_chrome`, the text inside `nav`, `header`,
+/// `footer` and `aside` (and their ARIA roles) is left out too.
+pub fn visible_text_with(html: &str, skip_chrome: bool) -> (String, Option<String>) {
     let doc = Html::parse_document(html);
-    let mut out = String::with_capacity(html.len() / 4);
+    visible_text_of(&doc, skip_chrome)
+}
+
+/// Visible text without navigation, footers and sidebars (`nav`, `footer`,
+/// `aside` and their ARIA roles), but with `header`, which some site
+/// builders use as a wrapper for the content itself.
+pub(crate) fn visible_text_without_nav_footer_aside(html: &str) -> String {
+    let doc = Html::parse_document(html);
+    walk(&doc, &["nav", "footer", "aside"], &["navigation", "contentinfo", "complementary"]).0
+}
+
+/// [`visible_text_with`] over an already parsed document.
+pub fn visible_text_of(doc: &Html, skip_chrome: bool) -> (String, Option<String>) {
+    if skip_chrome { walk(doc, CHROME, CHROME_ROLES) } else { walk(doc, &[], &[]) }
+}
+
+fn walk(doc: &Html, chrome_tags: &[&str], chrome_roles: &[&str]) -> (String, Option<String>) {
+    let mut out = String::new();
     let mut title = None;
     let mut hidden_depth = 0usize;
     for edge in doc.tree.root().traverse() {
@@ -56,7 +84,9 @@ pub fn visible_text(html: &str) -> (String, Option<String>) {
             ego_tree::iter::Edge::Open(node) => match node.value() {
                 Node::Element(e) => {
                     let name = e.name();
-                    if hidden_depth > 0 || HIDDEN.contains(&name) {
+                    let chrome =
+                        chrome_tags.contains(&name) || e.attr("role").is_some_and(|r| chrome_roles.contains(&r.trim()));
+                    if hidden_depth > 0 || HIDDEN.contains(&name) || chrome {
                         hidden_depth += 1;
                     } else if BLOCK.contains(&name) {
                         push_break(&mut out);
@@ -100,6 +130,19 @@ pub fn visible_text(html: &str) -> (String, Option<String>) {
 fn push_break(out: &mut String) {
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod chrome_tests {
+    use super::*;
+
+    #[test]
+    fn chrome_is_skipped_only_when_asked() {
+        let html = "<body><header>Site</header><nav>Menu</nav><p>Text</p><aside>Side</aside>\
+                    <div role=navigation>Crumbs</div><footer>Foot</footer></body>";
+        assert_eq!(visible_text_with(html, true).0, "Text");
+        assert_eq!(visible_text_with(html, false).0, "Site\nMenu\nText\nSide\nCrumbs\nFoot");
     }
 }
 

@@ -1,0 +1,329 @@
+//! Site-template suppression: Broder's "common shingles".
+//!
+//! Shingles that recur on many pages of one site are its template (menus,
+//! footers, cookie banners that survived extraction); left in, they make
+//! unrelated pages of the site look alike. Per group of pages (a URL's host,
+//! or a local file's directory), a shingle is template when it is found in
+//! more than [`TemplateConfig::share`] of the group's pages and in at least
+//! [`TemplateConfig::min_pages`] of them; template shingles are dropped
+//! before sketching.
+//!
+//! Near-copies share their shingles for the very reason they are copies, so
+//! counting pages would erase real duplicates whenever copies are a large
+//! part of a site. Pages are therefore counted once per *copy group*:
+//!
+//! 1. candidates: shingles on enough pages (the rule above);
+//! 2. pages are copies of each other when their residuals (what is left
+//!    without the candidates) are alike, when they share candidates beyond
+//!    those found on nearly every page (a copied body is common only among
+//!    its copies; Jaccard ≥ [`RESIDUAL_JACCARD`] for both), or when almost
+//!    nothing is left of them (at most [`CORE_ONLY_SHINGLES`]);
+//! 3. a candidate is template when it is found in enough copy groups, by the
+//!    same rule applied to groups instead of pages.
+//!
+//! The body of an article copied five times on a small site is then counted
+//! once and kept, while a menu found on pages with different bodies is
+//! dropped. A page left with no shingle keeps its own set: a page that is
+//! all template is a copy of the template, not an empty document.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+/// Least Jaccard similarity of two residuals for their pages to count as copies.
+pub const RESIDUAL_JACCARD: f64 = 0.5;
+/// A page whose residual has at most this many shingles (a word or two of
+/// its own) is the same text as the other such pages of its site, modulo the
+/// candidates.
+pub const CORE_ONLY_SHINGLES: usize = 8;
+/// Candidates on at least this share of a site's pages are its universal
+/// part; pages that share candidates beyond it are copies of each other.
+pub const UNIVERSAL_SHARE: f64 = 0.9;
+
+/// How pages are grouped into sites.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TemplateScope {
+    /// URLs by host, local files by their directory.
+    #[default]
+    HostOrDirectory,
+    /// URLs by host; local files are left alone.
+    Host,
+}
+
+/// Settings of template suppression.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TemplateConfig {
+    /// A shingle is template when found in more than this share of a site's
+    /// copy groups (0 < share ≤ 1).
+    pub share: f64,
+    /// ... and in at least this many of them; sites with fewer copy groups
+    /// are left alone.
+    pub min_pages: usize,
+    pub scope: TemplateScope,
+}
+
+impl Default for TemplateConfig {
+    fn default() -> Self {
+        TemplateConfig { share: 0.5, min_pages: 5, scope: TemplateScope::default() }
+    }
+}
+
+impl TemplateConfig {
+    /// Checks the ranges.
+    pub fn validate(self) -> Result<Self, String> {
+        if !(self.share > 0.0 && self.share <= 1.0) {
+            return Err(format!("template share must be in (0, 1], not {}", self.share));
+        }
+        if self.min_pages < 2 {
+            return Err(format!("template minimum page count must be at least 2, not {}", self.min_pages));
+        }
+        Ok(self)
+    }
+
+    /// Least count (of pages or copy groups, out of `n`) that makes a shingle common.
+    fn needed(&self, n: usize) -> usize {
+        let by_share = (self.share * n as f64).floor() as usize + 1;
+        by_share.min(n).max(self.min_pages)
+    }
+}
+
+/// The site a document belongs to: its URL's host, or its directory.
+pub fn site_of(id: &str, scope: TemplateScope) -> Option<String> {
+    if crate::source::is_url(id) {
+        return url::Url::parse(id).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    }
+    match scope {
+        TemplateScope::Host => None,
+        TemplateScope::HostOrDirectory => {
+            let parent = std::path::Path::new(id).parent()?;
+            Some(format!("dir:{}", parent.display()))
+        }
+    }
+}
+
+/// Drops each site's template shingles. `docs[i]` is the site of document
+/// `i` (`None`: never suppressed) and its sorted distinct shingles. Returns,
+/// per document, its filtered set, or `None` when nothing was removed.
+pub fn suppress(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Vec<Option<Vec<u64>>> {
+    let mut out = vec![None; docs.len()];
+    let mut sites: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (site, _)) in docs.iter().enumerate() {
+        if let Some(s) = site {
+            sites.entry(s).or_default().push(i);
+        }
+    }
+    for pages in sites.values() {
+        if pages.len() < config.min_pages {
+            continue;
+        }
+        let sets: Vec<&[u64]> = pages.iter().map(|&i| docs[i].1).collect();
+        let template = site_template(&sets, config);
+        if template.is_empty() {
+            continue;
+        }
+        for (&i, set) in pages.iter().zip(&sets) {
+            let kept: Vec<u64> = set.iter().copied().filter(|s| !template.contains(s)).collect();
+            if kept.len() < set.len() && !kept.is_empty() {
+                out[i] = Some(kept);
+            }
+        }
+    }
+    out
+}
+
+/// The template shingles of one site's pages.
+fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
+    let n = sets.len();
+    let mut df: HashMap<u64, u32> = HashMap::new();
+    for set in sets {
+        for &s in *set {
+            *df.entry(s).or_insert(0) += 1;
+        }
+    }
+    let needed = config.needed(n) as u32;
+    let candidates: HashSet<u64> = df.iter().filter(|&(_, &c)| c >= needed).map(|(&s, _)| s).collect();
+    if candidates.is_empty() {
+        return candidates;
+    }
+
+    // Copy groups from the residuals.
+    let residuals: Vec<Vec<u64>> =
+        sets.iter().map(|set| set.iter().copied().filter(|s| !candidates.contains(s)).collect()).collect();
+    let mut groups = UnionFind::new(n);
+    let mut core_only = None;
+    for (i, r) in residuals.iter().enumerate() {
+        if r.len() <= CORE_ONLY_SHINGLES {
+            match core_only {
+                None => core_only = Some(i),
+                Some(first) => groups.union(first, i),
+            }
+        }
+    }
+    link_similar(&mut groups, &residuals);
+
+    // Candidates beyond the universal part, shared by copies.
+    let universal = (UNIVERSAL_SHARE * n as f64).ceil() as u32;
+    let shared: Vec<Vec<u64>> = sets
+        .iter()
+        .map(|set| set.iter().copied().filter(|s| candidates.contains(s) && df[s] < universal).collect())
+        .collect();
+    link_similar(&mut groups, &shared);
+
+    let roots: Vec<usize> = (0..n).map(|i| groups.find(i)).collect();
+    let group_count = roots.iter().collect::<HashSet<_>>().len();
+    if group_count < config.min_pages {
+        return HashSet::new();
+    }
+    let needed = config.needed(group_count);
+    let mut in_groups: HashMap<u64, HashSet<usize>> = HashMap::new();
+    for (set, &root) in sets.iter().zip(&roots) {
+        for s in set.iter().filter(|s| candidates.contains(s)) {
+            in_groups.entry(*s).or_default().insert(root);
+        }
+    }
+    in_groups.into_iter().filter(|(_, g)| g.len() >= needed).map(|(s, _)| s).collect()
+}
+
+/// Puts pages whose sets are alike (Jaccard ≥ [`RESIDUAL_JACCARD`]) in one
+/// group. Pages sharing an element are compared; chaining along each posting
+/// list keeps this linear in the postings, and a pair already in one group is
+/// not compared again.
+fn link_similar(groups: &mut UnionFind, sets: &[Vec<u64>]) {
+    let mut last_with: HashMap<u64, usize> = HashMap::new();
+    for (i, set) in sets.iter().enumerate() {
+        for &s in set {
+            if let Some(prev) = last_with.insert(s, i)
+                && groups.find(prev) != groups.find(i)
+                && jaccard(&sets[prev], set) >= RESIDUAL_JACCARD
+            {
+                groups.union(prev, i);
+            }
+        }
+    }
+}
+
+/// Jaccard similarity of two sorted sets (0 for two empty sets).
+fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - shared;
+    if union == 0 { 0.0 } else { shared as f64 / union as f64 }
+}
+
+struct UnionFind(Vec<usize>);
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind((0..n).collect())
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.0[x] != x {
+            self.0[x] = self.0[self.0[x]];
+            x = self.0[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.0[ra.max(rb)] = ra.min(rb);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distinct shingle ids `from..from + n`.
+    fn run(from: u64, n: u64) -> Vec<u64> {
+        (from..from + n).collect()
+    }
+
+    fn page(parts: &[Vec<u64>]) -> Vec<u64> {
+        let mut v: Vec<u64> = parts.concat();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    fn suppressed(pages: &[Vec<u64>], config: &TemplateConfig) -> Vec<Vec<u64>> {
+        let docs: Vec<(Option<&str>, &[u64])> = pages.iter().map(|p| (Some("site"), p.as_slice())).collect();
+        suppress(&docs, config).into_iter().zip(pages).map(|(f, p)| f.unwrap_or_else(|| p.clone())).collect()
+    }
+
+    #[test]
+    fn menus_on_different_pages_are_dropped() {
+        let template = run(1_000_000, 40);
+        let pages: Vec<Vec<u64>> = (0..8).map(|i| page(&[template.clone(), run(i * 1000, 100)])).collect();
+        let out = suppressed(&pages, &TemplateConfig::default());
+        for (i, p) in out.iter().enumerate() {
+            assert_eq!(p, &run(i as u64 * 1000, 100));
+        }
+    }
+
+    #[test]
+    fn copies_making_up_most_of_a_site_keep_their_body() {
+        let template = run(1_000_000, 40);
+        let body = run(500_000, 200);
+        let mut pages = Vec::new();
+        // Six near-copies of one article (each with a small edit of its own) ...
+        for i in 0..6 {
+            pages.push(page(&[template.clone(), body.clone(), run(700_000 + i * 10, 3)]));
+        }
+        // ... and five other pages.
+        for i in 0..5 {
+            pages.push(page(&[template.clone(), run(i * 1000, 100)]));
+        }
+        let out = suppressed(&pages, &TemplateConfig::default());
+        for p in &out[..6] {
+            assert!(body.iter().all(|s| p.contains(s)), "the copied body was erased");
+            assert!(!p.contains(&template[0]), "the template stayed");
+        }
+        for p in &out[6..] {
+            assert!(!p.contains(&template[0]));
+        }
+    }
+
+    #[test]
+    fn a_site_of_copies_only_is_left_alone() {
+        let body = run(500_000, 200);
+        let pages: Vec<Vec<u64>> = (0..7).map(|i| page(&[body.clone(), run(700_000 + i * 10, 2)])).collect();
+        assert_eq!(suppressed(&pages, &TemplateConfig::default()), pages);
+    }
+
+    #[test]
+    fn small_sites_and_rare_shingles_are_left_alone() {
+        let template = run(1_000_000, 40);
+        let pages: Vec<Vec<u64>> = (0..4).map(|i| page(&[template.clone(), run(i * 1000, 100)])).collect();
+        assert_eq!(suppressed(&pages, &TemplateConfig::default()), pages);
+        // A shingle on exactly half of ten pages is not "more than half".
+        let mut pages: Vec<Vec<u64>> = (0..10).map(|i| run(i * 1000, 50)).collect();
+        for p in pages.iter_mut().take(5) {
+            p.push(9_999_999);
+        }
+        assert_eq!(suppressed(&pages, &TemplateConfig::default()), pages);
+    }
+
+    #[test]
+    fn sites_are_hosts_or_directories() {
+        assert_eq!(site_of("https://Example.com/a", TemplateScope::Host).as_deref(), Some("example.com"));
+        assert_eq!(site_of("pages/a.html", TemplateScope::Host), None);
+        assert_eq!(site_of("pages/a.html", TemplateScope::HostOrDirectory).as_deref(), Some("dir:pages"));
+        assert!(TemplateConfig { share: 0.0, ..TemplateConfig::default() }.validate().is_err());
+        assert!(TemplateConfig { min_pages: 1, ..TemplateConfig::default() }.validate().is_err());
+    }
+}

@@ -115,6 +115,15 @@ fn failure(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(ErrorBody { error: message.into() })).into_response()
 }
 
+/// A 4xx/5xx answer, small enough to pass around in a `Result`.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        failure(self.0, self.1)
+    }
+}
+
 fn internal(e: impl std::fmt::Display) -> Response {
     failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
 }
@@ -158,24 +167,24 @@ struct PageBody {
     title: Option<String>,
 }
 
-fn parse_body(body: Result<axum::body::Bytes, BytesRejection>) -> Result<PageBody, Response> {
-    let bytes = body.map_err(|e| failure(e.status(), e.body_text()))?;
+fn parse_body(body: Result<axum::body::Bytes, BytesRejection>) -> Result<PageBody, ApiError> {
+    let bytes = body.map_err(|e| ApiError(e.status(), e.body_text()))?;
     let page: PageBody = serde_json::from_slice(&bytes)
-        .map_err(|e| failure(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))?;
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))?;
     if page.url.trim().is_empty() {
-        return Err(failure(StatusCode::BAD_REQUEST, "\"url\" must not be empty"));
+        return Err(ApiError(StatusCode::BAD_REQUEST, "\"url\" must not be empty".into()));
     }
     if page.html.is_some() == page.text.is_some() {
-        return Err(failure(StatusCode::BAD_REQUEST, "give exactly one of \"html\" and \"text\""));
+        return Err(ApiError(StatusCode::BAD_REQUEST, "give exactly one of \"html\" and \"text\"".into()));
     }
     Ok(page)
 }
 
-fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, Response> {
+fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
     let (text, title, extractor) = match (&body.html, &body.text) {
         (Some(html), _) => {
             let e = extract::extract(html, &s.config.extract)
-                .map_err(|e| failure(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: {e}", body.url)))?;
+                .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: {e}", body.url)))?;
             (e.text, e.title, e.extractor)
         }
         (None, Some(text)) => (text.clone(), None, "none"),
@@ -184,7 +193,7 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, Response> {
     let mut fp = s
         .fingerprinter
         .fingerprint_text(body.url.clone(), 0, &text, title, extractor)
-        .map_err(|e| failure(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+        .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     if body.title.is_some() {
         fp.title = body.title.clone();
     }
@@ -199,12 +208,12 @@ async fn blocking(s: Arc<Service>, f: impl FnOnce(&Service) -> Response + Send +
 async fn check(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, BytesRejection>) -> Response {
     let body = match parse_body(body) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     blocking(s, move |s| {
         let fp = match fingerprint(s, &body) {
             Ok(f) => f,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         };
         match s.index.check(&fp) {
             Ok(result) => Json(serde_json::json!({
@@ -224,12 +233,12 @@ async fn check(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, By
 async fn insert(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, BytesRejection>) -> Response {
     let body = match parse_body(body) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     blocking(s, move |s| {
         let fp = match fingerprint(s, &body) {
             Ok(f) => f,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         };
         let crawl = body.crawl.clone().unwrap_or_else(|| s.serve.default_crawl.clone());
         let mut page = Page::new(crawl.clone(), body.url.clone(), fp);
@@ -251,15 +260,15 @@ struct UrlQuery {
     url: String,
 }
 
-fn parse_query(q: Result<Query<UrlQuery>, QueryRejection>) -> Result<String, Response> {
+fn parse_query(q: Result<Query<UrlQuery>, QueryRejection>) -> Result<String, ApiError> {
     q.map(|q| q.0.url)
-        .map_err(|e| failure(StatusCode::BAD_REQUEST, format!("{}; pass ?url=URL (percent-encoded)", e.body_text())))
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("{}; pass ?url=URL (percent-encoded)", e.body_text())))
 }
 
 async fn lookup(State(s): State<Arc<Service>>, q: Result<Query<UrlQuery>, QueryRejection>) -> Response {
     let url = match parse_query(q) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     blocking(s, move |s| match s.index.get(&url) {
         Ok(pages) if pages.is_empty() => failure(StatusCode::NOT_FOUND, format!("{url} is not in the index")),
@@ -272,7 +281,7 @@ async fn lookup(State(s): State<Arc<Service>>, q: Result<Query<UrlQuery>, QueryR
 async fn remove(State(s): State<Arc<Service>>, q: Result<Query<UrlQuery>, QueryRejection>) -> Response {
     let url = match parse_query(q) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     blocking(s, move |s| match s.index.remove(&url) {
         Ok(0) => failure(StatusCode::NOT_FOUND, format!("{url} is not in the index")),

@@ -34,6 +34,7 @@ pub mod report;
 pub mod shingle;
 pub mod sketch;
 pub mod source;
+pub mod store;
 pub mod synth;
 pub mod template;
 pub mod verify;

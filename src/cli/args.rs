@@ -40,6 +40,9 @@ pub enum Command {
         /// Print the LSH banding chosen for the threshold and its S-curve (to stderr).
         #[arg(long)]
         explain: bool,
+        /// Also check every document against this index (see `webdup index`).
+        #[arg(long, value_name = "FILE")]
+        index: Option<PathBuf>,
     },
     /// Compare two documents: exact Jaccard, sketch estimates, containment.
     Compare {
@@ -89,6 +92,15 @@ pub enum Command {
         #[arg(long, value_name = "J")]
         min_similarity: Option<f64>,
     },
+    /// Keep fingerprints across crawls in an index file (SQLite).
+    Index {
+        #[command(subcommand)]
+        command: super::index::IndexCommand,
+    },
+    /// Serve an index as a JSON API over HTTP.
+    Serve(super::serve::ServeArgs),
+    /// Map an old crawl's gone URLs to where their content is in a new crawl.
+    LostAndFound(super::lost_and_found::LostAndFoundArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,7 +6,10 @@
 //! error (bad flags, unwritable output, no usable input).
 
 mod args;
+mod index;
+mod lost_and_found;
 mod progress;
+mod serve;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -54,7 +57,10 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Cluster { inputs, common, output, explain } => {
+        Command::Cluster { inputs, common, output, explain, index } => {
+            if let Some(path) = index {
+                return index::cluster(&path, &inputs, &common, &output);
+            }
             let config = common.to_config()?;
             if explain {
                 explain_lsh(&config);
@@ -119,6 +125,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Index { command } => index::run(command),
+        Command::Serve(args) => serve::run(args),
+        Command::LostAndFound(args) => lost_and_found::run(args),
     }
 }
 

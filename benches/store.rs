@@ -1,0 +1,117 @@
+//! Index throughput at scale: inserts N synthetic pages (default 1,000,000)
+//! into a fresh SQLite index, then times checks of indexed and unseen pages.
+//!
+//! `cargo bench --bench store` (STORE_BENCH_PAGES, STORE_BENCH_WORDS and
+//! STORE_BENCH_DIR override the size, words per page and where the file goes).
+//! Prints pages/s for inserts, checks/s and p50/p99 check latency, and bytes
+//! on disk per page.
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use webdup::engine::{Config, Fingerprint, Fingerprinter};
+use webdup::store::{Index, Page};
+use webdup::synth::{SynthConfig, corpus};
+
+const CHUNK: usize = 10_000;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn fingerprints(fp: &Fingerprinter, seed: u64, words: usize, base: usize) -> Vec<Fingerprint> {
+    let texts = corpus(&SynthConfig { documents: CHUNK, words_per_document: words, seed, ..Default::default() });
+    texts
+        .par_iter()
+        .enumerate()
+        .map(|(i, t)| fp.fingerprint_text(format!("{}", base + i), i, t, None, "none").unwrap())
+        .collect()
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` runs this too, briefly.
+    let quick = std::env::args().any(|a| a == "--test") || !std::env::args().any(|a| a == "--bench");
+    let pages = if quick { 20_000 } else { env("STORE_BENCH_PAGES", 1_000_000) };
+    let words = env("STORE_BENCH_WORDS", 200);
+    let dir = match std::env::var("STORE_BENCH_DIR") {
+        Ok(d) => tempfile::tempdir_in(d).unwrap(),
+        Err(_) => tempfile::tempdir().unwrap(),
+    };
+    let path = dir.path().join("bench.db");
+    let config = Config::default().validate().unwrap();
+    let fp = Fingerprinter::new(&config);
+    let index = Index::open(&path, &config).unwrap();
+
+    let (mut insert_time, mut fingerprint_time) = (Duration::ZERO, Duration::ZERO);
+    let chunks = pages.div_ceil(CHUNK);
+    for c in 0..chunks {
+        let t0 = Instant::now();
+        let fps = fingerprints(&fp, c as u64 + 1, words, c * CHUNK);
+        fingerprint_time += t0.elapsed();
+        let batch: Vec<Page> =
+            fps.into_iter().map(|f| Page::new("bench", format!("https://bench.test/{}", f.id), f)).collect();
+        let t0 = Instant::now();
+        for part in batch.chunks(1000) {
+            index.insert_batch(part).unwrap();
+        }
+        insert_time += t0.elapsed();
+        if (c + 1) % 10 == 0 {
+            eprintln!(
+                "{} pages inserted, {:.0} pages/s",
+                (c + 1) * CHUNK,
+                ((c + 1) * CHUNK) as f64 / insert_time.as_secs_f64()
+            );
+        }
+    }
+    let total = chunks * CHUNK;
+
+    // Checks: pages from the first chunk (indexed: exact hits) and a fresh
+    // seed (unseen: only LSH lookups and any near candidates).
+    let seen = fingerprints(&fp, 1, words, 0);
+    let unseen = fingerprints(&fp, 1_000_000, words, 0);
+    let mut latencies = Vec::new();
+    let (mut hits, mut candidates) = (0usize, 0usize);
+    let t0 = Instant::now();
+    for f in seen.iter().take(5000).chain(unseen.iter().take(5000)) {
+        let t = Instant::now();
+        let r = index.check(f).unwrap();
+        latencies.push(t.elapsed());
+        hits += usize::from(r.seen());
+        candidates += r.candidates;
+    }
+    let check_time = t0.elapsed();
+    latencies.sort();
+    let checks = latencies.len();
+
+    let stats = index.stats().unwrap();
+    drop(index);
+    let on_disk: u64 = ["bench.db", "bench.db-wal", "bench.db-shm"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.path().join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "store bench: {total} pages of {words} words, {} bands x {} rows",
+        stats.settings.bands, stats.settings.rows
+    );
+    println!("  fingerprinting (not counted below): {:.0} pages/s", total as f64 / fingerprint_time.as_secs_f64());
+    println!(
+        "  insert: {:.0} pages/s ({:.1}s, batches of 1000)",
+        total as f64 / insert_time.as_secs_f64(),
+        insert_time.as_secs_f64()
+    );
+    println!(
+        "  check: {:.0} checks/s one thread; latency p50 {:?}, p99 {:?}, max {:?}; {hits} of {checks} seen, {:.1} candidates per check",
+        checks as f64 / check_time.as_secs_f64(),
+        latencies[checks / 2],
+        latencies[checks * 99 / 100],
+        latencies[checks - 1],
+        candidates as f64 / checks as f64
+    );
+    println!(
+        "  on disk: {} bytes = {:.0} bytes per page ({} band rows)",
+        on_disk,
+        on_disk as f64 / total as f64,
+        stats.band_rows
+    );
+}

@@ -1,0 +1,282 @@
+//! `webdup index ...` and `webdup cluster --index`: the persistent index
+//! from the command line.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use webdup::engine::{self, Corpus};
+use webdup::fetch::{FetchRecord, sitemap};
+use webdup::report::{self, ClusterReport};
+use webdup::source;
+use webdup::store::{CheckResult, Index, Page, StoredPage};
+
+use super::args::{CommonArgs, OutputArgs};
+use super::{EXIT_SOME_FAILED, Loaded, load_corpus};
+
+/// The index file every index command takes.
+#[derive(Debug, Args)]
+pub struct IndexFile {
+    /// The index file (SQLite), created if missing.
+    #[arg(long = "index", value_name = "FILE", default_value = "webdup.db")]
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Fetch or read pages and add them to the index under a crawl name.
+    ///
+    /// Pages are inserted in batches, each in one transaction: an interrupted
+    /// run leaves whole pages only, and running it again replaces the
+    /// crawl's pages rather than duplicating them.
+    Add {
+        /// Name of this crawl (a date, "v2", ...). A URL is kept once per crawl.
+        #[arg(long)]
+        crawl: String,
+        #[arg(required = true, value_name = "INPUT")]
+        inputs: Vec<String>,
+        /// Documents per transaction.
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        batch: u32,
+        #[command(flatten)]
+        index: IndexFile,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Check a URL's or a file's content against the index (JSON).
+    Query {
+        #[arg(value_name = "URL|FILE")]
+        target: String,
+        #[command(flatten)]
+        index: IndexFile,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Counts per crawl, settings and size of the index (JSON).
+    Stats {
+        #[command(flatten)]
+        index: IndexFile,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Remove every crawl's page for a URL.
+    Remove {
+        #[arg(value_name = "URL")]
+        url: String,
+        #[command(flatten)]
+        index: IndexFile,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+}
+
+pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        IndexCommand::Add { crawl, inputs, batch, index, common } => {
+            add(&crawl, &inputs, batch as usize, &index.path, &common)
+        }
+        IndexCommand::Query { target, index, common } => query(&target, &index.path, &common),
+        IndexCommand::Stats { index, common } => {
+            let index = open(&index.path, &common)?;
+            print_json(&index.stats()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        IndexCommand::Remove { url, index, common } => {
+            let index = open(&index.path, &common)?;
+            let removed = index.remove(&url)?;
+            print_json(&serde_json::json!({ "url": url, "removed": removed }))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Opens the index for the settings in `common`.
+pub fn open(path: &Path, common: &CommonArgs) -> anyhow::Result<Index> {
+    let config = common.to_config()?;
+    Ok(Index::open(path, &config)?)
+}
+
+fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct AddSummary<'a> {
+    crawl: &'a str,
+    index: String,
+    pages: usize,
+    with_content: usize,
+    failed: usize,
+    /// Inputs that named nothing (missing paths); not stored.
+    not_found: Vec<String>,
+}
+
+fn add(crawl: &str, inputs: &[String], batch: usize, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitCode> {
+    let config = common.to_config()?;
+    let index = Index::open(path, &config)?;
+    if crawl.trim().is_empty() {
+        anyhow::bail!("--crawl must not be empty");
+    }
+    // Expand lists and directories once, so documents can be loaded and
+    // stored a batch at a time; sitemaps are expanded by the loader.
+    let (sitemaps, plain): (Vec<String>, Vec<String>) =
+        inputs.iter().cloned().partition(|i| sitemap::looks_like_sitemap(i));
+    let collected = source::collect(&plain, &mut io::stdin().lock());
+    if collected.is_empty() && sitemaps.is_empty() {
+        anyhow::bail!("no documents found in the inputs given");
+    }
+    let mut chunks: Vec<Vec<String>> =
+        collected.sources.chunks(batch).map(|c| c.iter().map(|s| s.id.clone()).collect()).collect();
+    chunks.extend(sitemaps.into_iter().map(|s| vec![s]));
+    let mut summary = AddSummary {
+        crawl,
+        index: path.display().to_string(),
+        pages: 0,
+        with_content: 0,
+        failed: 0,
+        not_found: collected.errors.iter().map(|e| format!("{}: {}", e.id, e.message)).collect(),
+    };
+    for chunk in chunks {
+        let Loaded { corpus, fetches } = load_corpus(&chunk, common, &config)?;
+        let pages = pages_of(crawl, corpus, &fetches);
+        summary.pages += pages.len();
+        summary.with_content += pages.iter().filter(|p| p.fingerprint.is_some()).count();
+        summary.failed += pages.iter().filter(|p| p.fingerprint.is_none()).count();
+        // Large sitemaps arrive as one chunk; store them in batches too.
+        for part in pages.chunks(batch) {
+            index.insert_batch(part).with_context(|| format!("cannot write to {}", path.display()))?;
+        }
+    }
+    print_json(&summary)?;
+    Ok(if summary.failed == 0 && summary.not_found.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_SOME_FAILED)
+    })
+}
+
+/// Pages to store for a loaded batch: fetched or read documents, and the
+/// failures (a 404 is worth remembering: lost-and-found needs it).
+fn pages_of(crawl: &str, corpus: Corpus, fetches: &[FetchRecord]) -> Vec<Page> {
+    let by_order: HashMap<usize, &FetchRecord> = fetches.iter().map(|r| (r.order, r)).collect();
+    let url_of =
+        |id: &str, order: usize| by_order.get(&order).and_then(|r| r.url.clone()).unwrap_or_else(|| id.to_string());
+    let mut pages = Vec::with_capacity(corpus.len());
+    for doc in corpus.docs {
+        let url = url_of(&doc.id, doc.order);
+        let record = by_order.get(&doc.order).copied();
+        let page = Page::new(crawl, url, doc);
+        pages.push(match record {
+            Some(r) => page.with_fetch(r),
+            None => page,
+        });
+    }
+    for e in corpus.errors {
+        let page = Page::failed(crawl, url_of(&e.id, e.order), e.kind.as_str(), e.message);
+        pages.push(match by_order.get(&e.order) {
+            Some(r) => page.with_fetch(r),
+            None => page,
+        });
+    }
+    pages
+}
+
+#[derive(Serialize)]
+struct QueryReport {
+    input: String,
+    /// What the index holds under this exact URL, if anything.
+    stored: Vec<StoredPage>,
+    #[serde(flatten)]
+    result: CheckResult,
+}
+
+fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitCode> {
+    let config = common.to_config()?;
+    let index = Index::open(path, &config)?;
+    let corpus = load_corpus(&[target.to_string()], common, &config)?.corpus;
+    if let Some(e) = corpus.errors.first() {
+        anyhow::bail!("cannot query {}: {}", e.id, e.message);
+    }
+    let Some(doc) = corpus.docs.first() else { anyhow::bail!("cannot query {target}: no document") };
+    let result = index.check(doc)?;
+    let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
+    print_json(&report)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A document of the new crawl and what the index already holds like it.
+#[derive(Serialize)]
+struct IndexedRow {
+    doc: String,
+    #[serde(flatten)]
+    result: CheckResult,
+}
+
+#[derive(Serialize)]
+struct IndexedClusterReport {
+    /// Clusters within the new crawl, as `webdup cluster` reports them.
+    #[serde(flatten)]
+    report: ClusterReport,
+    index: String,
+    /// Documents of the new crawl whose content the index has seen.
+    indexed: Vec<IndexedRow>,
+}
+
+/// `webdup cluster --index FILE`: clusters the new crawl, then checks each
+/// document against everything indexed. JSON, or CSV with one row per
+/// (document, indexed match).
+pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &OutputArgs) -> anyhow::Result<ExitCode> {
+    let config = common.to_config()?;
+    let index = Index::open(path, &config)?;
+    let Loaded { corpus, fetches } = load_corpus(inputs, common, &config)?;
+    let clustering = engine::find_duplicates(&corpus, &config);
+    let mut report = ClusterReport::new(&corpus, &clustering, &config);
+    report.fetches = fetches;
+    let mut indexed = Vec::new();
+    for doc in &corpus.docs {
+        let result = index.check(doc)?;
+        if result.seen() {
+            indexed.push(IndexedRow { doc: doc.id.clone(), result });
+        }
+    }
+    let full = IndexedClusterReport { report, index: path.display().to_string(), indexed };
+    super::write_output(output, |format, out| match format {
+        report::Format::Csv | report::Format::Tsv => {
+            let mut w = csv::WriterBuilder::new()
+                .delimiter(if matches!(format, report::Format::Tsv) { b'\t' } else { b',' })
+                .from_writer(out);
+            w.write_record(["doc", "kind", "url", "crawl", "jaccard", "containment"])?;
+            for row in &full.indexed {
+                let kinds =
+                    row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
+                for (kind, m) in kinds {
+                    w.write_record([
+                        row.doc.as_str(),
+                        kind,
+                        &m.url,
+                        &m.crawl,
+                        &format!("{:.6}", m.jaccard),
+                        &format!("{:.6}", m.containment),
+                    ])?;
+                }
+            }
+            w.flush()?;
+            Ok(())
+        }
+        _ => {
+            serde_json::to_writer_pretty(&mut *out, &full)?;
+            writeln!(out)?;
+            Ok(())
+        }
+    })?;
+    Ok(super::exit_for(&corpus))
+}

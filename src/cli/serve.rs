@@ -1,0 +1,60 @@
+//! `webdup serve`: the index as a JSON API over HTTP.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+
+use webdup::store::Index;
+use webdup::store::serve::{self, ServeConfig};
+
+use super::args::CommonArgs;
+use super::index::IndexFile;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub index: IndexFile,
+    /// Address to listen on. Anything but loopback requires --token.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
+    pub bind: SocketAddr,
+    /// Bearer token required on every endpoint but /health [env: WEBDUP_TOKEN].
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_body: usize,
+    /// Crawl name for pages inserted without one.
+    #[arg(long, default_value = "api")]
+    pub crawl: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = args.common.to_config()?;
+    let serve_config = ServeConfig {
+        bind: args.bind,
+        token: args.token.clone().or_else(|| std::env::var("WEBDUP_TOKEN").ok()),
+        max_body_bytes: args.max_body,
+        default_crawl: args.crawl.clone(),
+    }
+    .validate()?;
+    let index = Arc::new(Index::open(&args.index.path, &config)?);
+    let index_path: PathBuf = args.index.path.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(serve_config.bind)
+            .await
+            .with_context(|| format!("cannot listen on {}", serve_config.bind))?;
+        let local = listener.local_addr()?;
+        // Tests and scripts read the port from this line when binding port 0.
+        eprintln!("webdup: serving {} on http://{local}", index_path.display());
+        let router = serve::router(index, &config, &serve_config);
+        serve::serve(listener, router).await.context("server failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

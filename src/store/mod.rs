@@ -1,0 +1,780 @@
+//! A persistent index of fingerprints across crawls, in one SQLite file.
+//!
+//! A crawler asks, page by page, "have I seen this content before, under
+//! which URL?" ([`Index::check`]) and records what it fetched
+//! ([`Index::insert`], [`Index::insert_batch`]). Every page row keeps what
+//! exact verification needs (the full shingle set), so, as everywhere in
+//! webdup, the LSH band keys only nominate candidates and every reported
+//! Jaccard is exact ([`crate::verify::Overlap`]).
+//!
+//! The index remembers the settings its fingerprints were made with
+//! (shingling, permutations, seed, threshold and banding) and refuses to
+//! open with different ones: fingerprints made otherwise are not comparable.
+//!
+//! An [`Index`] is `Send + Sync`: share it across tokio tasks or threads as
+//! an `Arc<Index>`. Writes go through one connection behind a mutex; reads
+//! use a small pool of connections, which WAL mode lets run beside a write.
+//! Each insert (a page row, its band keys, its shingles) is one transaction,
+//! or one transaction per batch: a killed process never leaves half a page.
+//!
+//! ```
+//! use webdup::engine::{Config, Fingerprinter};
+//! use webdup::store::{Index, Page};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let config = Config::default().validate().unwrap();
+//! let index = Index::open(dir.path().join("webdup.db"), &config).unwrap();
+//! let fp = Fingerprinter::new(&config);
+//! let text = "the river path was restored this spring with new gravel and benches along the bank";
+//! let page = fp.fingerprint_text("https://example.com/a".into(), 0, text, None, "none").unwrap();
+//! index.insert(&Page::new("monday", "https://example.com/a", page)).unwrap();
+//!
+//! // Later, another URL with the same text:
+//! let seen = fp.fingerprint_text("https://example.com/b".into(), 0, text, None, "none").unwrap();
+//! let result = index.check(&seen).unwrap();
+//! assert_eq!(result.exact[0].url, "https://example.com/a");
+//! assert_eq!(index.stats().unwrap().pages, 1);
+//! ```
+
+pub mod lost_and_found;
+pub mod schema;
+pub mod serve;
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Config, Fingerprint};
+use crate::fetch::FetchRecord;
+use crate::index::LshParams;
+use crate::index::lsh::band_key;
+use crate::verify::Overlap;
+
+/// Why an index operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// SQLite failed (disk full, locked too long, corrupt file).
+    #[error("index database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The file could not be opened as an index.
+    #[error("cannot open index {path}: {source}")]
+    Open { path: String, source: Box<Error> },
+    /// The file is not a webdup index.
+    #[error("not a webdup index: {0}")]
+    NotAnIndex(String),
+    /// The file was written by a newer webdup.
+    #[error("index schema version {found} is newer than this webdup supports ({supported}); upgrade webdup")]
+    NewerSchema { found: i64, supported: i64 },
+    /// The fingerprints in the index were made with other settings.
+    #[error(
+        "the index was built with {setting} = {stored}, but {requested} was asked for; \
+         fingerprints made with different settings cannot be compared (pass the index's settings, \
+         or use another index file)"
+    )]
+    SettingsMismatch { setting: &'static str, stored: String, requested: String },
+    /// A fingerprint does not fit the index (wrong signature length).
+    #[error("fingerprint {id} does not fit this index: {reason}")]
+    Fingerprint { id: String, reason: String },
+    /// A stored row cannot be decoded.
+    #[error("corrupt index row {page_id}: {reason}")]
+    Corrupt { page_id: i64, reason: String },
+    /// A page has no URL or crawl name.
+    #[error("invalid page: {0}")]
+    InvalidPage(String),
+}
+
+/// Result alias for index operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The settings that make fingerprints comparable, kept in the `meta` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub shingle_size: usize,
+    pub stopwords: bool,
+    pub stem: bool,
+    pub language: String,
+    pub extractor: String,
+    pub permutations: usize,
+    pub seed: u64,
+    pub threshold: f64,
+    pub bands: usize,
+    pub rows: usize,
+}
+
+impl Settings {
+    /// The settings a validated config fingerprints with.
+    pub fn of(config: &Config) -> Settings {
+        let lsh = config.lsh_params();
+        Settings {
+            shingle_size: config.shingle.size,
+            stopwords: config.shingle.stopwords,
+            stem: config.shingle.stem,
+            language: match config.shingle.language {
+                crate::shingle::LanguageChoice::Auto => "auto".into(),
+                crate::shingle::LanguageChoice::Fixed(l) => l.code.into(),
+            },
+            extractor: config.extract.extractor.as_str().into(),
+            permutations: config.permutations,
+            seed: config.seed,
+            threshold: config.threshold,
+            bands: lsh.bands,
+            rows: lsh.rows,
+        }
+    }
+
+    fn pairs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("shingle_size", self.shingle_size.to_string()),
+            ("stopwords", self.stopwords.to_string()),
+            ("stem", self.stem.to_string()),
+            ("language", self.language.clone()),
+            ("extractor", self.extractor.clone()),
+            ("permutations", self.permutations.to_string()),
+            ("seed", self.seed.to_string()),
+            ("threshold", self.threshold.to_string()),
+            ("bands", self.bands.to_string()),
+            ("rows", self.rows.to_string()),
+        ]
+    }
+}
+
+/// Page metadata beside the content. `canonical` comes from the fetch's
+/// `Link` header for now; the rest is filled once the extractor reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageMeta {
+    pub title: Option<String>,
+    pub canonical: Option<String>,
+    pub noindex: Option<bool>,
+    pub description: Option<String>,
+    pub h1: Option<String>,
+}
+
+/// One page of one crawl, to be inserted.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub crawl: String,
+    /// The URL (or path) as requested.
+    pub url: String,
+    /// The URL that answered after redirects.
+    pub final_url: Option<String>,
+    /// The last HTTP status; `None` for local files and network failures.
+    pub status: Option<u16>,
+    /// Seconds since the Unix epoch.
+    pub fetched_at: i64,
+    /// Why there is no content: a stable kind (`http_status`, `dns`, ...).
+    pub error_kind: Option<String>,
+    /// Why there is no content, for people.
+    pub error: Option<String>,
+    pub meta: PageMeta,
+    /// The content; `None` for pages that could not be fetched or read.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs() as i64
+}
+
+impl Page {
+    /// A page with content; its title comes from the fingerprint.
+    pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
+        Page {
+            crawl: crawl.into(),
+            url: url.into(),
+            final_url: None,
+            status: None,
+            fetched_at: now(),
+            error_kind: None,
+            error: None,
+            meta: PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
+            fingerprint: Some(fingerprint),
+        }
+    }
+
+    /// A page that gave no content.
+    pub fn failed(
+        crawl: impl Into<String>,
+        url: impl Into<String>,
+        kind: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Page {
+        Page {
+            crawl: crawl.into(),
+            url: url.into(),
+            final_url: None,
+            status: None,
+            fetched_at: now(),
+            error_kind: Some(kind.into()),
+            error: Some(error.into()),
+            meta: PageMeta::default(),
+            fingerprint: None,
+        }
+    }
+
+    /// Takes the final URL, status, canonical link and error from a fetch.
+    pub fn with_fetch(mut self, record: &FetchRecord) -> Page {
+        self.final_url = record.final_url.clone();
+        self.status = record.status;
+        if record.canonical.is_some() {
+            self.meta.canonical = record.canonical.clone();
+        }
+        if let Some(e) = &record.error {
+            self.error_kind = Some(e.kind.as_str().into());
+            self.error = Some(e.message.clone());
+        }
+        self
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.url.is_empty() {
+            return Err(Error::InvalidPage("empty URL".into()));
+        }
+        if self.crawl.is_empty() {
+            return Err(Error::InvalidPage(format!("{}: empty crawl name", self.url)));
+        }
+        Ok(())
+    }
+}
+
+/// A page as stored (without its shingles).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredPage {
+    pub id: i64,
+    pub crawl: String,
+    pub url: String,
+    pub final_url: Option<String>,
+    pub status: Option<u16>,
+    pub fetched_at: i64,
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    #[serde(flatten)]
+    pub meta: PageMeta,
+    pub word_count: usize,
+    /// MD5 of the normalized text, hex; `None` without content.
+    pub digest: Option<String>,
+    pub simhash: Option<u64>,
+    pub shingle_count: usize,
+}
+
+impl StoredPage {
+    /// Where the content was actually served: the final URL, else the URL.
+    pub fn effective_url(&self) -> &str {
+        self.final_url.as_deref().unwrap_or(&self.url)
+    }
+}
+
+/// An indexed page similar to the one checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match {
+    pub url: String,
+    pub crawl: String,
+    pub final_url: Option<String>,
+    pub title: Option<String>,
+    /// Exact Jaccard of the shingle sets.
+    pub jaccard: f64,
+    /// Share of the checked page's shingles found in this page.
+    pub containment: f64,
+}
+
+/// The answer of [`Index::check`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// Pages with the same normalized text (same MD5), in insertion order.
+    pub exact: Vec<Match>,
+    /// Other pages with Jaccard at least the index threshold, most similar first.
+    pub near: Vec<Match>,
+    /// LSH candidates looked at (before exact verification).
+    pub candidates: usize,
+}
+
+impl CheckResult {
+    /// True when the content has been seen before, exactly or nearly.
+    pub fn seen(&self) -> bool {
+        !self.exact.is_empty() || !self.near.is_empty()
+    }
+}
+
+/// Pages of one crawl.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CrawlStats {
+    pub crawl: String,
+    pub pages: u64,
+    pub with_content: u64,
+    pub first_fetched_at: i64,
+    pub last_fetched_at: i64,
+}
+
+/// The answer of [`Index::stats`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    pub path: String,
+    pub schema_version: i64,
+    pub settings: Settings,
+    pub pages: u64,
+    pub with_content: u64,
+    pub distinct_urls: u64,
+    pub band_rows: u64,
+    pub file_bytes: u64,
+    pub crawls: Vec<CrawlStats>,
+}
+
+/// A persistent fingerprint index in one SQLite file.
+pub struct Index {
+    path: PathBuf,
+    settings: Settings,
+    params: LshParams,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+/// Read connections kept for reuse.
+const POOLED_READERS: usize = 8;
+
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(30))?;
+    // WAL: readers run beside the writer; a commit survives a killed process.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(conn)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding a connection leaves no transaction open (it is
+    // rolled back on drop), so the connection is still good.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Index {
+    /// Opens (or creates) the index at `path` for fingerprints made with
+    /// `config`, migrating an older schema. Fails with
+    /// [`Error::SettingsMismatch`] if the index was built with other settings.
+    pub fn open(path: impl AsRef<Path>, config: &Config) -> Result<Index> {
+        let path = path.as_ref().to_path_buf();
+        let wrap = |e: Error| Error::Open { path: path.display().to_string(), source: Box::new(e) };
+        let mut conn = connect(&path).map_err(|e| wrap(e.into()))?;
+        schema::migrate(&mut conn).map_err(wrap)?;
+        let settings = Settings::of(config);
+        Self::adopt_settings(&mut conn, &settings).map_err(|e| match e {
+            e @ Error::SettingsMismatch { .. } => e,
+            e => wrap(e),
+        })?;
+        Ok(Index {
+            path,
+            params: LshParams { bands: settings.bands, rows: settings.rows },
+            settings,
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn adopt_settings(conn: &mut Connection, settings: &Settings) -> Result<()> {
+        let tx = conn.transaction()?;
+        for (key, value) in settings.pairs() {
+            let stored: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?;
+            match stored {
+                None => {
+                    tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", params![key, value])?;
+                }
+                Some(s) if s == value => {}
+                Some(s) => return Err(Error::SettingsMismatch { setting: key, stored: s, requested: value }),
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The file this index lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The settings its fingerprints are made with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let pooled = lock(&self.readers).pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => connect(&self.path)?,
+        };
+        let out = f(&conn);
+        let mut pool = lock(&self.readers);
+        if pool.len() < POOLED_READERS {
+            pool.push(conn);
+        }
+        out
+    }
+
+    /// Inserts one page, replacing the page with the same crawl and URL.
+    /// Returns its row id.
+    pub fn insert(&self, page: &Page) -> Result<i64> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        let id = self.insert_in(&tx, page)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Inserts pages in one transaction: all or none are stored.
+    pub fn insert_batch(&self, pages: &[Page]) -> Result<Vec<i64>> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        let ids = pages.iter().map(|p| self.insert_in(&tx, p)).collect::<Result<Vec<_>>>()?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    fn insert_in(&self, tx: &Transaction, page: &Page) -> Result<i64> {
+        page.check()?;
+        if let Some(fp) = &page.fingerprint
+            && fp.minhash.len() != self.settings.permutations
+        {
+            return Err(Error::Fingerprint {
+                id: fp.id.clone(),
+                reason: format!(
+                    "MinHash signature has {} rows, the index uses {}",
+                    fp.minhash.len(),
+                    self.settings.permutations
+                ),
+            });
+        }
+        let old: Option<(i64, Option<Vec<u8>>)> = tx
+            .prepare_cached("SELECT id, minhash FROM pages WHERE crawl = ?1 AND url = ?2")?
+            .query_row(params![page.crawl, page.url], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        if let Some((id, minhash)) = old {
+            self.delete_in(tx, id, minhash)?;
+        }
+        let fp = page.fingerprint.as_ref();
+        tx.prepare_cached(
+            "INSERT INTO pages (crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical,
+                 noindex, description, h1, word_count, digest, simhash, minhash, shingle_count, shingles)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        )?
+        .execute(params![
+            page.crawl,
+            page.url,
+            page.final_url,
+            page.status,
+            page.fetched_at,
+            page.error_kind,
+            page.error,
+            page.meta.title,
+            page.meta.canonical,
+            page.meta.noindex,
+            page.meta.description,
+            page.meta.h1,
+            fp.map_or(0, |f| f.word_count as i64),
+            fp.map(|f| f.digest.to_vec()),
+            fp.map(|f| f.simhash as i64),
+            fp.map(|f| encode_u32s(&f.minhash)),
+            fp.map_or(0, |f| f.shingles.len() as i64),
+            fp.map(|f| encode_u64s(&f.shingles)),
+        ])?;
+        let id = tx.last_insert_rowid();
+        if let Some(fp) = fp {
+            let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO bands (band, key, page_id) VALUES (?1, ?2, ?3)")?;
+            for band in 0..self.params.bands {
+                stmt.execute(params![band as i64, band_key(&fp.minhash, self.params, band) as i64, id])?;
+            }
+        }
+        Ok(id)
+    }
+
+    /// Deletes a page row and its band rows, found from its stored signature.
+    fn delete_in(&self, tx: &Transaction, id: i64, minhash: Option<Vec<u8>>) -> Result<()> {
+        if let Some(blob) = minhash {
+            let sig = decode_u32s(&blob, id)?;
+            if sig.len() < self.params.used_rows() {
+                return Err(Error::Corrupt { page_id: id, reason: "MinHash signature too short".into() });
+            }
+            let mut stmt = tx.prepare_cached("DELETE FROM bands WHERE band = ?1 AND key = ?2 AND page_id = ?3")?;
+            for band in 0..self.params.bands {
+                stmt.execute(params![band as i64, band_key(&sig, self.params, band) as i64, id])?;
+            }
+        }
+        tx.prepare_cached("DELETE FROM pages WHERE id = ?1")?.execute([id])?;
+        Ok(())
+    }
+
+    /// Removes every crawl's page for `url`; returns how many were removed.
+    pub fn remove(&self, url: &str) -> Result<usize> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        let rows: Vec<(i64, Option<Vec<u8>>)> = tx
+            .prepare_cached("SELECT id, minhash FROM pages WHERE url = ?1")?
+            .query_map([url], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let n = rows.len();
+        for (id, minhash) in rows {
+            self.delete_in(&tx, id, minhash)?;
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Every crawl's page for `url`, oldest row first.
+    pub fn get(&self, url: &str) -> Result<Vec<StoredPage>> {
+        self.with_reader(|conn| {
+            let mut stmt =
+                conn.prepare_cached(&format!("SELECT {PAGE_COLUMNS} FROM pages WHERE url = ?1 ORDER BY id"))?;
+            let rows = stmt.query_map([url], stored_page)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Pages with content similar to `fp`: the same text (MD5), or Jaccard
+    /// at least the index threshold. Candidates come from the LSH band
+    /// table; each is verified on the stored shingles.
+    pub fn check(&self, fp: &Fingerprint) -> Result<CheckResult> {
+        if fp.minhash.len() < self.params.used_rows() {
+            return Err(Error::Fingerprint {
+                id: fp.id.clone(),
+                reason: format!(
+                    "MinHash signature has {} rows, the index uses {}",
+                    fp.minhash.len(),
+                    self.params.used_rows()
+                ),
+            });
+        }
+        self.with_reader(|conn| {
+            let mut result = CheckResult::default();
+            let mut exact_ids = HashSet::new();
+            {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT id, url, crawl, final_url, title FROM pages WHERE digest = ?1 ORDER BY id",
+                )?;
+                let rows = stmt.query_map([fp.digest.to_vec()], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        Match {
+                            url: r.get(1)?,
+                            crawl: r.get(2)?,
+                            final_url: r.get(3)?,
+                            title: r.get(4)?,
+                            jaccard: 1.0,
+                            containment: 1.0,
+                        },
+                    ))
+                })?;
+                for row in rows {
+                    let (id, m) = row?;
+                    exact_ids.insert(id);
+                    result.exact.push(m);
+                }
+            }
+            let mut candidates = BTreeSet::new();
+            {
+                let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
+                for band in 0..self.params.bands {
+                    let key = band_key(&fp.minhash, self.params, band) as i64;
+                    for id in stmt.query_map(params![band as i64, key], |r| r.get::<_, i64>(0))? {
+                        candidates.insert(id?);
+                    }
+                }
+            }
+            result.candidates = candidates.len();
+            let mut stmt =
+                conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
+            for id in candidates.into_iter().filter(|id| !exact_ids.contains(id)) {
+                let row = stmt
+                    .query_row([id], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<Vec<u8>>>(4)?,
+                        ))
+                    })
+                    .optional()?;
+                // A band row without its page cannot be written by this code;
+                // skip it rather than fail a crawl's check.
+                let Some((url, crawl, final_url, title, Some(blob))) = row else { continue };
+                let shingles = decode_u64s(&blob, id)?;
+                let o = Overlap::of(&fp.shingles, &shingles);
+                if o.jaccard() >= self.settings.threshold {
+                    result.near.push(Match {
+                        url,
+                        crawl,
+                        final_url,
+                        title,
+                        jaccard: o.jaccard(),
+                        containment: o.containment_a_in_b(),
+                    });
+                }
+            }
+            result.near.sort_by(|a, b| b.jaccard.total_cmp(&a.jaccard).then_with(|| a.url.cmp(&b.url)));
+            Ok(result)
+        })
+    }
+
+    /// Counts, per crawl and in total.
+    pub fn stats(&self) -> Result<Stats> {
+        self.with_reader(|conn| {
+            let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64);
+            let pages = count("SELECT count(*) FROM pages")?;
+            let with_content = count("SELECT count(*) FROM pages WHERE digest IS NOT NULL")?;
+            let distinct_urls = count("SELECT count(DISTINCT url) FROM pages")?;
+            let band_rows = count("SELECT count(*) FROM bands")?;
+            let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+            let page_count: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+            let schema_version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            let mut stmt = conn.prepare(
+                "SELECT crawl, count(*), count(digest), min(fetched_at), max(fetched_at)
+                 FROM pages GROUP BY crawl ORDER BY min(id)",
+            )?;
+            let crawls = stmt
+                .query_map([], |r| {
+                    Ok(CrawlStats {
+                        crawl: r.get(0)?,
+                        pages: r.get::<_, i64>(1)? as u64,
+                        with_content: r.get::<_, i64>(2)? as u64,
+                        first_fetched_at: r.get(3)?,
+                        last_fetched_at: r.get(4)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(Stats {
+                path: self.path.display().to_string(),
+                schema_version,
+                settings: self.settings.clone(),
+                pages,
+                with_content,
+                distinct_urls,
+                band_rows,
+                file_bytes: (page_size * page_count) as u64,
+                crawls,
+            })
+        })
+    }
+
+    /// Every page of `crawl` with its shingles (empty without content), in
+    /// insertion order. Meant for whole-crawl analyses such as
+    /// [`lost_and_found`].
+    pub fn crawl_pages(&self, crawl: &str) -> Result<Vec<(StoredPage, Vec<u64>)>> {
+        self.with_reader(|conn| {
+            let mut stmt =
+                conn.prepare(&format!("SELECT {PAGE_COLUMNS}, shingles FROM pages WHERE crawl = ?1 ORDER BY id"))?;
+            let mut rows = stmt.query([crawl])?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let page = stored_page(row)?;
+                let blob: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT)?;
+                let shingles = match blob {
+                    Some(b) => decode_u64s(&b, page.id)?,
+                    None => Vec::new(),
+                };
+                out.push((page, shingles));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Runs SQLite's integrity check and webdup's own: every page with
+    /// content has all its band rows and a shingle blob of the recorded
+    /// length, and no band row points at a missing page. Returns the
+    /// problems found (empty when consistent).
+    pub fn verify(&self) -> Result<Vec<String>> {
+        self.with_reader(|conn| {
+            let mut problems = Vec::new();
+            let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+            if ok != "ok" {
+                problems.push(format!("integrity_check: {ok}"));
+            }
+            let mut stmt = conn.prepare("SELECT id, minhash, shingle_count, length(shingles) FROM pages")?;
+            let mut rows = stmt.query([])?;
+            let mut band_stmt =
+                conn.prepare_cached("SELECT count(*) FROM bands WHERE band = ?1 AND key = ?2 AND page_id = ?3")?;
+            let mut expected_rows = 0u64;
+            while let Some(row) = rows.next()? {
+                let id: i64 = row.get(0)?;
+                let minhash: Option<Vec<u8>> = row.get(1)?;
+                let count: i64 = row.get(2)?;
+                let len: Option<i64> = row.get(3)?;
+                let Some(blob) = minhash else { continue };
+                if len != Some(count * 8) {
+                    problems.push(format!("page {id}: shingle blob of {len:?} bytes for {count} shingles"));
+                }
+                let sig = decode_u32s(&blob, id)?;
+                for band in 0..self.params.bands {
+                    let key = band_key(&sig, self.params, band) as i64;
+                    let n: i64 = band_stmt.query_row(params![band as i64, key, id], |r| r.get(0))?;
+                    if n != 1 {
+                        problems.push(format!("page {id}: band {band} row missing"));
+                    }
+                    expected_rows += 1;
+                }
+            }
+            let band_rows: i64 = conn.query_row("SELECT count(*) FROM bands", [], |r| r.get(0))?;
+            if band_rows as u64 != expected_rows {
+                problems.push(format!("{band_rows} band rows, {expected_rows} expected (orphans)"));
+            }
+            Ok(problems)
+        })
+    }
+}
+
+const PAGE_COLUMNS: &str = "id, crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical, \
+                            noindex, description, h1, word_count, digest, simhash, shingle_count";
+const PAGE_COLUMN_COUNT: usize = 17;
+
+fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
+    let digest: Option<Vec<u8>> = r.get(14)?;
+    Ok(StoredPage {
+        id: r.get(0)?,
+        crawl: r.get(1)?,
+        url: r.get(2)?,
+        final_url: r.get(3)?,
+        status: r.get(4)?,
+        fetched_at: r.get(5)?,
+        error_kind: r.get(6)?,
+        error: r.get(7)?,
+        meta: PageMeta {
+            title: r.get(8)?,
+            canonical: r.get(9)?,
+            noindex: r.get(10)?,
+            description: r.get(11)?,
+            h1: r.get(12)?,
+        },
+        word_count: r.get::<_, i64>(13)? as usize,
+        digest: digest.map(|d| d.iter().map(|b| format!("{b:02x}")).collect()),
+        simhash: r.get::<_, Option<i64>>(15)?.map(|s| s as u64),
+        shingle_count: r.get::<_, i64>(16)? as usize,
+    })
+}
+
+fn encode_u64s(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn encode_u32s(values: &[u32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn decode_u64s(blob: &[u8], page_id: i64) -> Result<Vec<u64>> {
+    if !blob.len().is_multiple_of(8) {
+        return Err(Error::Corrupt { page_id, reason: format!("shingle blob of {} bytes", blob.len()) });
+    }
+    Ok(blob.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+}
+
+fn decode_u32s(blob: &[u8], page_id: i64) -> Result<Vec<u32>> {
+    if !blob.len().is_multiple_of(4) {
+        return Err(Error::Corrupt { page_id, reason: format!("MinHash blob of {} bytes", blob.len()) });
+    }
+    Ok(blob.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+}
+
+pub use lost_and_found::lost_and_found;

@@ -1,0 +1,91 @@
+//! The index's on-disk layout and its migrations.
+//!
+//! The version lives in `PRAGMA user_version`. Each entry of [`MIGRATIONS`]
+//! takes a database from version `i` to `i + 1` and runs in its own
+//! transaction together with the version bump, so a migration interrupted
+//! half-way leaves the previous version intact. Old versions stay readable:
+//! `tests/store_migrate.rs` builds a version-1 file from [`V1`] and opens it.
+
+use rusqlite::Connection;
+
+use super::Error;
+
+/// The schema version this build writes.
+pub const VERSION: i64 = 2;
+
+/// Version 1: pages, LSH band keys, settings.
+///
+/// Shingles are a BLOB of the sorted distinct 64-bit hashes, little-endian
+/// (random 64-bit values: delta or varint coding would save under 2%); the
+/// MinHash signature a BLOB of 32-bit little-endian minima. Pages that could
+/// not be fetched keep their status and error, with no content columns.
+///
+/// Band keys are the candidate table: `(band, key)` leads the primary key so
+/// a lookup is an index seek. There is deliberately no index on `page_id`:
+/// it would double the table, and a page's rows can be found from its stored
+/// signature instead (see `Index::remove`).
+pub const V1: &str = "
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE pages (
+    id            INTEGER PRIMARY KEY,
+    crawl         TEXT NOT NULL,
+    url           TEXT NOT NULL,
+    final_url     TEXT,
+    status        INTEGER,
+    fetched_at    INTEGER NOT NULL,
+    error_kind    TEXT,
+    error         TEXT,
+    title         TEXT,
+    canonical     TEXT,
+    word_count    INTEGER NOT NULL DEFAULT 0,
+    digest        BLOB,
+    simhash       INTEGER,
+    minhash       BLOB,
+    shingle_count INTEGER NOT NULL DEFAULT 0,
+    shingles      BLOB,
+    UNIQUE (crawl, url)
+);
+CREATE INDEX pages_url ON pages (url);
+CREATE INDEX pages_digest ON pages (digest) WHERE digest IS NOT NULL;
+CREATE TABLE bands (
+    band    INTEGER NOT NULL,
+    key     INTEGER NOT NULL,
+    page_id INTEGER NOT NULL,
+    PRIMARY KEY (band, key, page_id)
+) WITHOUT ROWID;
+";
+
+/// Version 2: page metadata from the extractor (robots `noindex`, meta
+/// description, first `h1`), empty until the extractor provides it.
+pub const V2: &str = "
+ALTER TABLE pages ADD COLUMN noindex INTEGER;
+ALTER TABLE pages ADD COLUMN description TEXT;
+ALTER TABLE pages ADD COLUMN h1 TEXT;
+";
+
+/// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// Brings the database to [`VERSION`], refusing files this build cannot read.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > VERSION {
+        return Err(Error::NewerSchema { found, supported: VERSION });
+    }
+    if found == 0 {
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if tables > 0 {
+            return Err(Error::NotAnIndex("an SQLite database with other tables and no webdup schema version".into()));
+        }
+    }
+    for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", from as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,263 @@
+//! `webdup serve` over real HTTP on 127.0.0.1: every endpoint, the token
+//! rule, bad bodies, and a bounded concurrent load.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use webdup::synth::{SynthConfig, corpus};
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `webdup serve` with `extra` flags and reads its port from stderr.
+fn start(db: &std::path::Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["serve", "--index"])
+        .arg(db)
+        .args(extra)
+        .env_remove("WEBDUP_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).unwrap_or_else(|| panic!("{line}"));
+    Server { child, base: format!("http://127.0.0.1:{port}") }
+}
+
+fn texts(n: usize, seed: u64) -> Vec<String> {
+    corpus(&SynthConfig { documents: n, words_per_document: 150, copy_share: 0.0, seed, ..Default::default() })
+}
+
+async fn call(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (u16, Value) {
+    let mut r = client.request(method, url);
+    if let Some(b) = body {
+        r = r.header("content-type", "application/json").body(b.to_string());
+    }
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let bytes = resp.bytes().await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into())))
+}
+
+#[tokio::test]
+async fn every_endpoint_answers_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &["--bind", "127.0.0.1:0"]);
+    let c = reqwest::Client::new();
+    let t = texts(2, 3);
+    use reqwest::Method as M;
+
+    let (st, v) = call(&c, M::GET, &format!("{}/health", s.base), None, None).await;
+    assert_eq!((st, v["status"].as_str()), (200, Some("ok")));
+
+    let page = json!({"url": "https://a.test/one", "crawl": "c1", "text": t[0]});
+    let (st, v) = call(&c, M::POST, &format!("{}/v1/pages", s.base), Some(page), None).await;
+    assert_eq!(st, 201, "{v}");
+    let html = format!("<html><head><title>Two</title></head><body><article><p>{}</p></article></body></html>", t[1]);
+    let (st, _) = call(
+        &c,
+        M::POST,
+        &format!("{}/v1/pages", s.base),
+        Some(json!({"url": "https://a.test/two", "html": html})),
+        None,
+    )
+    .await;
+    assert_eq!(st, 201);
+
+    let (st, v) = call(
+        &c,
+        M::POST,
+        &format!("{}/v1/check", s.base),
+        Some(json!({"url": "https://b.test/x", "text": t[0]})),
+        None,
+    )
+    .await;
+    assert_eq!(st, 200);
+    assert_eq!((v["seen"].as_bool(), v["exact"][0]["url"].as_str()), (Some(true), Some("https://a.test/one")));
+    let edited: String =
+        t[0].split(' ').enumerate().map(|(i, w)| if i % 50 == 0 { "changed" } else { w }).collect::<Vec<_>>().join(" ");
+    let (_, v) = call(
+        &c,
+        M::POST,
+        &format!("{}/v1/check", s.base),
+        Some(json!({"url": "https://b.test/y", "text": edited})),
+        None,
+    )
+    .await;
+    assert_eq!(v["near"][0]["url"].as_str(), Some("https://a.test/one"), "{v}");
+    assert!(v["near"][0]["jaccard"].as_f64().unwrap() < 1.0);
+
+    let (st, v) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Ftwo", s.base), None, None).await;
+    assert_eq!(st, 200);
+    assert_eq!((v["pages"][0]["crawl"].as_str(), v["pages"][0]["title"].as_str()), (Some("api"), Some("Two")));
+    let (st, _) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fnone", s.base), None, None).await;
+    assert_eq!(st, 404);
+
+    let (st, v) = call(&c, M::GET, &format!("{}/v1/stats", s.base), None, None).await;
+    assert_eq!((st, v["pages"].as_u64()), (200, Some(2)));
+
+    let (st, v) = call(&c, M::DELETE, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fone", s.base), None, None).await;
+    assert_eq!((st, v["removed"].as_u64()), (200, Some(1)));
+    let (st, _) = call(&c, M::DELETE, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fone", s.base), None, None).await;
+    assert_eq!(st, 404);
+    let (_, v) = call(
+        &c,
+        M::POST,
+        &format!("{}/v1/check", s.base),
+        Some(json!({"url": "https://b.test/x", "text": t[0]})),
+        None,
+    )
+    .await;
+    assert_eq!(v["seen"].as_bool(), Some(false));
+    let (st, _) = call(&c, M::GET, &format!("{}/nowhere", s.base), None, None).await;
+    assert_eq!(st, 404);
+}
+
+#[tokio::test]
+async fn bad_bodies_get_a_clear_4xx_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &["--bind", "127.0.0.1:0", "--max-body", "2000"]);
+    let c = reqwest::Client::new();
+    use reqwest::Method as M;
+    let url = format!("{}/v1/check", s.base);
+
+    let big = json!({"url": "https://a.test/big", "text": "word ".repeat(1000)});
+    let (st, v) = call(&c, M::POST, &url, Some(big), None).await;
+    assert_eq!(st, 413, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("length limit"), "{v}");
+
+    let resp = c.post(&url).header("content-type", "application/json").body("{\"url\": ").send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let v: Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("malformed JSON"), "{v}");
+
+    let (st, v) = call(&c, M::POST, &url, Some(json!({"url": "https://a.test/x"})), None).await;
+    assert_eq!(st, 400);
+    assert!(v["error"].as_str().unwrap().contains("exactly one of"), "{v}");
+    let (st, _) =
+        call(&c, M::POST, &url, Some(json!({"url": "https://a.test/x", "text": "a", "extra": 1})), None).await;
+    assert_eq!(st, 400);
+    let (st, v) = call(&c, M::POST, &url, Some(json!({"url": "https://a.test/x", "text": "   "})), None).await;
+    assert_eq!(st, 422, "{v}");
+    let (st, _) = call(&c, M::GET, &format!("{}/v1/pages", s.base), None, None).await;
+    assert_eq!(st, 400);
+
+    let (st, _) = call(&c, M::POST, &url, Some(json!({"url": "https://a.test/x", "text": texts(1, 1)[0]})), None).await;
+    assert_eq!(st, 200, "still serving after bad requests");
+}
+
+#[tokio::test]
+async fn off_loopback_needs_a_token_and_then_every_client_must_send_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    // Without a token the server refuses to start on a non-loopback address.
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["serve", "--bind", "0.0.0.0:0", "--index"])
+        .arg(&db)
+        .env_remove("WEBDUP_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--token"), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // With one, a request from 127.0.0.1 without it is refused too.
+    let s = start(&db, &["--bind", "0.0.0.0:0", "--token", "s3cret-token"]);
+    let c = reqwest::Client::new();
+    use reqwest::Method as M;
+    let stats = format!("{}/v1/stats", s.base);
+    assert_eq!(call(&c, M::GET, &stats, None, None).await.0, 401);
+    assert_eq!(call(&c, M::GET, &stats, None, Some("wrong")).await.0, 401);
+    assert_eq!(call(&c, M::GET, &stats, None, Some("s3cret-token")).await.0, 200);
+    let (st, _) =
+        call(&c, M::POST, &format!("{}/v1/pages", s.base), Some(json!({"url": "u", "text": "a b c d e f"})), None)
+            .await;
+    assert_eq!(st, 401);
+    assert_eq!(call(&c, M::GET, &format!("{}/health", s.base), None, None).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_checks_and_inserts_lose_nothing() {
+    const CLIENTS: usize = 8;
+    const PER_CLIENT: usize = 50;
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &["--bind", "127.0.0.1:0"]);
+    let t = std::sync::Arc::new(texts(CLIENTS * PER_CLIENT, 9));
+    let c = reqwest::Client::new();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for client in 0..CLIENTS {
+        let (c, t, base) = (c.clone(), t.clone(), s.base.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut errors = 0;
+            for i in 0..PER_CLIENT {
+                let n = client * PER_CLIENT + i;
+                let url = format!("https://load.test/{n}");
+                let t0 = Instant::now();
+                let (st, _) = call(
+                    &c,
+                    reqwest::Method::POST,
+                    &format!("{base}/v1/pages"),
+                    Some(json!({"url": url, "text": t[n]})),
+                    None,
+                )
+                .await;
+                errors += usize::from(st != 201);
+                let (st, v) = call(
+                    &c,
+                    reqwest::Method::POST,
+                    &format!("{base}/v1/check"),
+                    Some(json!({"url": "q", "text": t[n]})),
+                    None,
+                )
+                .await;
+                errors += usize::from(st != 200 || v["exact"][0]["url"].as_str() != Some(url.as_str()));
+                latencies.push(t0.elapsed());
+            }
+            (errors, latencies)
+        }));
+    }
+    let mut errors = 0;
+    let mut latencies = Vec::new();
+    for task in tasks {
+        let (e, l) = task.await.unwrap();
+        errors += e;
+        latencies.extend(l);
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    let requests = 2 * CLIENTS * PER_CLIENT;
+    println!(
+        "load: {requests} requests ({CLIENTS} clients, insert+check pairs) in {:.2}s = {:.0} req/s; pair latency p50 {:?} p99 {:?}; {errors} errors",
+        elapsed.as_secs_f64(),
+        requests as f64 / elapsed.as_secs_f64(),
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() * 99 / 100],
+    );
+    assert_eq!(errors, 0);
+    let (_, v) = call(&c, reqwest::Method::GET, &format!("{}/v1/stats", s.base), None, None).await;
+    assert_eq!(v["pages"].as_u64(), Some((CLIENTS * PER_CLIENT) as u64), "{v}");
+    assert!(elapsed < Duration::from_secs(120));
+}

@@ -1,0 +1,166 @@
+//! The store's library API on real SQLite files: insert, check, lookup,
+//! remove, batches, settings guard, bad files, sharing across tokio tasks.
+
+use std::sync::Arc;
+
+use webdup::engine::{Config, Fingerprint, Fingerprinter};
+use webdup::store::{Error, Index, Page};
+use webdup::synth::{SynthConfig, corpus};
+
+fn config() -> Config {
+    Config::default().validate().unwrap()
+}
+
+fn texts(n: usize, seed: u64) -> Vec<String> {
+    corpus(&SynthConfig { documents: n, words_per_document: 200, copy_share: 0.0, seed, ..Default::default() })
+}
+
+fn fingerprint(fp: &Fingerprinter, url: &str, text: &str) -> Fingerprint {
+    fp.fingerprint_text(url.into(), 0, text, Some(format!("title of {url}")), "none").unwrap()
+}
+
+/// Replaces every `every`-th word, for a near duplicate.
+fn edited(text: &str, every: usize) -> String {
+    text.split(' ').enumerate().map(|(i, w)| if i % every == 0 { "zzzedit" } else { w }).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn check_finds_exact_and_near_duplicates_with_exact_jaccard() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(20, 7);
+    let pages: Vec<Page> = t
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Page::new("c1", format!("https://a.test/{i}"), fingerprint(&fp, "x", s)))
+        .collect();
+    assert_eq!(index.insert_batch(&pages).unwrap().len(), 20);
+
+    let same = fingerprint(&fp, "https://b.test/copy", &t[3]);
+    let r = index.check(&same).unwrap();
+    assert_eq!(r.exact.len(), 1);
+    assert_eq!(r.exact[0].url, "https://a.test/3");
+    assert!(r.near.is_empty(), "{:?}", r.near);
+
+    let near = fingerprint(&fp, "https://b.test/near", &edited(&t[5], 60));
+    let r = index.check(&near).unwrap();
+    assert!(r.exact.is_empty());
+    assert_eq!(r.near.len(), 1, "{r:?}");
+    let expected = webdup::verify::Overlap::of(&near.shingles, &pages[5].fingerprint.as_ref().unwrap().shingles);
+    assert_eq!(r.near[0].url, "https://a.test/5");
+    assert_eq!(r.near[0].jaccard, expected.jaccard());
+    assert!(r.near[0].jaccard >= 0.8 && r.near[0].jaccard < 1.0);
+
+    // Far from everything: nothing, and only a handful of candidates looked at.
+    let other = fingerprint(&fp, "https://b.test/new", &texts(1, 99)[0]);
+    let r = index.check(&other).unwrap();
+    assert!(!r.seen());
+}
+
+#[test]
+fn insert_replaces_the_same_crawl_and_url_and_remove_cleans_bands() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(3, 11);
+    index.insert(&Page::new("c1", "https://a.test/p", fingerprint(&fp, "p", &t[0]))).unwrap();
+    index.insert(&Page::new("c1", "https://a.test/p", fingerprint(&fp, "p", &t[1]))).unwrap();
+    index.insert(&Page::new("c2", "https://a.test/p", fingerprint(&fp, "p", &t[1]))).unwrap();
+    index.insert(&Page::failed("c2", "https://a.test/gone", "http_status", "HTTP 404")).unwrap();
+    let s = index.stats().unwrap();
+    assert_eq!((s.pages, s.with_content, s.distinct_urls), (3, 2, 2));
+    assert_eq!(s.band_rows, 2 * config.lsh_params().bands as u64);
+    assert_eq!(s.crawls.iter().map(|c| c.crawl.as_str()).collect::<Vec<_>>(), ["c1", "c2"]);
+    // The replaced text is gone from the candidate table too.
+    assert!(!index.check(&fingerprint(&fp, "q", &t[0])).unwrap().seen());
+    assert_eq!(index.check(&fingerprint(&fp, "q", &t[1])).unwrap().exact.len(), 2);
+
+    let got = index.get("https://a.test/p").unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].meta.title.as_deref(), Some("title of p"));
+    assert_eq!(index.get("https://a.test/gone").unwrap()[0].error_kind.as_deref(), Some("http_status"));
+
+    assert_eq!(index.remove("https://a.test/p").unwrap(), 2);
+    assert_eq!(index.remove("https://a.test/p").unwrap(), 0);
+    let s = index.stats().unwrap();
+    assert_eq!((s.pages, s.band_rows), (1, 0));
+    assert!(index.verify().unwrap().is_empty());
+}
+
+#[test]
+fn a_failed_batch_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(2, 3);
+    let good = Page::new("c", "https://a.test/1", fingerprint(&fp, "1", &t[0]));
+    let bad = Page::new("", "https://a.test/2", fingerprint(&fp, "2", &t[1]));
+    let e = index.insert_batch(&[good, bad]).unwrap_err();
+    assert!(matches!(e, Error::InvalidPage(_)), "{e}");
+    assert_eq!(index.stats().unwrap().pages, 0);
+}
+
+#[test]
+fn other_settings_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.db");
+    Index::open(&path, &config()).unwrap();
+    let other = Config { permutations: 64, ..Config::default() }.validate().unwrap();
+    let e = Index::open(&path, &other).err().unwrap();
+    assert!(matches!(e, Error::SettingsMismatch { setting: "permutations", .. }), "{e}");
+    assert!(e.to_string().contains("permutations = 128"), "{e}");
+    // A fingerprint made elsewhere with other settings cannot be checked or inserted.
+    let index = Index::open(&path, &config()).unwrap();
+    let small = Fingerprinter::new(&other).fingerprint_text("u".into(), 0, &texts(1, 1)[0], None, "none").unwrap();
+    assert!(matches!(index.check(&small), Err(Error::Fingerprint { .. })));
+    assert!(matches!(index.insert(&Page::new("c", "u", small)), Err(Error::Fingerprint { .. })));
+}
+
+#[test]
+fn files_that_are_not_indexes_are_refused_with_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
+    let e = Index::open(&junk, &config()).err().unwrap();
+    assert!(e.to_string().contains("junk.db"), "{e}");
+
+    let foreign = dir.path().join("foreign.db");
+    rusqlite::Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+    let e = Index::open(&foreign, &config()).err().unwrap();
+    assert!(e.to_string().contains("not a webdup index"), "{e}");
+
+    let newer = dir.path().join("newer.db");
+    rusqlite::Connection::open(&newer).unwrap().execute_batch("PRAGMA user_version = 99").unwrap();
+    let e = Index::open(&newer, &config()).err().unwrap();
+    assert!(e.to_string().contains("newer"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shared_across_tokio_tasks_without_losing_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Arc::new(Index::open(dir.path().join("i.db"), &config).unwrap());
+    let fp = Arc::new(Fingerprinter::new(&config));
+    let t = Arc::new(texts(200, 5));
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let (index, fp, t) = (index.clone(), fp.clone(), t.clone());
+        tasks.push(tokio::task::spawn_blocking(move || {
+            for i in (task..200).step_by(8) {
+                let f = fingerprint(&fp, "x", &t[i]);
+                index.insert(&Page::new("c", format!("https://a.test/{i}"), f.clone())).unwrap();
+                assert_eq!(index.check(&f).unwrap().exact[0].url, format!("https://a.test/{i}"));
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let s = index.stats().unwrap();
+    assert_eq!((s.pages, s.distinct_urls), (200, 200));
+    assert!(index.verify().unwrap().is_empty());
+}

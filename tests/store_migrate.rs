@@ -1,0 +1,91 @@
+//! An index written by schema version 1 opens and migrates: the old layout's
+//! SQL is kept here verbatim, so a later edit of the current schema cannot
+//! silently change what "version 1" means.
+
+use webdup::engine::{Config, Fingerprinter};
+use webdup::index::lsh::band_key;
+use webdup::store::{Index, Page, schema};
+
+/// Schema version 1, as released.
+const V1_SQL: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY, crawl TEXT NOT NULL, url TEXT NOT NULL, final_url TEXT, status INTEGER,
+    fetched_at INTEGER NOT NULL, error_kind TEXT, error TEXT, title TEXT, canonical TEXT,
+    word_count INTEGER NOT NULL DEFAULT 0, digest BLOB, simhash INTEGER, minhash BLOB,
+    shingle_count INTEGER NOT NULL DEFAULT 0, shingles BLOB, UNIQUE (crawl, url)
+);
+CREATE INDEX pages_url ON pages (url);
+CREATE INDEX pages_digest ON pages (digest) WHERE digest IS NOT NULL;
+CREATE TABLE bands (band INTEGER NOT NULL, key INTEGER NOT NULL, page_id INTEGER NOT NULL,
+    PRIMARY KEY (band, key, page_id)) WITHOUT ROWID;
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_version_1_index_is_migrated_and_its_pages_still_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    let config = Config::default().validate().unwrap();
+    let fp = Fingerprinter::new(&config);
+    let text = "an old page about the ferry timetable at the harbour, kept since the first crawl of the site";
+    let f = fp.fingerprint_text("u".into(), 0, text, Some("Ferry".into()), "none").unwrap();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(V1_SQL).unwrap();
+        let lsh = config.lsh_params();
+        for (k, v) in [
+            ("shingle_size", "5"),
+            ("stopwords", "false"),
+            ("stem", "false"),
+            ("language", "auto"),
+            ("extractor", "trafilatura"),
+            ("permutations", "128"),
+            ("seed", "42"),
+            ("threshold", "0.8"),
+            ("bands", &lsh.bands.to_string()),
+            ("rows", &lsh.rows.to_string()),
+        ] {
+            conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, v]).unwrap();
+        }
+        let minhash: Vec<u8> = f.minhash.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let shingles: Vec<u8> = f.shingles.iter().flat_map(|v| v.to_le_bytes()).collect();
+        conn.execute(
+            "INSERT INTO pages (crawl, url, fetched_at, title, word_count, digest, simhash, minhash, shingle_count, shingles)
+             VALUES ('2019', 'https://old.test/ferry', 1560000000, 'Ferry', ?1, ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![
+                f.word_count as i64,
+                f.digest.to_vec(),
+                f.simhash as i64,
+                minhash,
+                f.shingles.len() as i64,
+                shingles
+            ],
+        )
+        .unwrap();
+        for band in 0..lsh.bands {
+            conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(&f.minhash, lsh, band) as i64])
+                .unwrap();
+        }
+    }
+
+    let index = Index::open(&path, &config).unwrap();
+    let stats = index.stats().unwrap();
+    assert_eq!(stats.schema_version, schema::VERSION);
+    assert_eq!(stats.pages, 1);
+    let old = &index.get("https://old.test/ferry").unwrap()[0];
+    assert_eq!((old.meta.title.as_deref(), old.meta.h1.as_deref(), old.fetched_at), (Some("Ferry"), None, 1560000000));
+    let r = index.check(&f).unwrap();
+    assert_eq!(r.exact[0].url, "https://old.test/ferry");
+    // The new columns are writable after the migration.
+    let mut page = Page::new("2024", "https://old.test/ferry", f);
+    page.meta.h1 = Some("Ferry timetable".into());
+    page.meta.noindex = Some(false);
+    index.insert(&page).unwrap();
+    let rows = index.get("https://old.test/ferry").unwrap();
+    assert_eq!(rows[1].meta.h1.as_deref(), Some("Ferry timetable"));
+    assert!(index.verify().unwrap().is_empty());
+    drop(index);
+    // Reopening a current file migrates nothing and keeps the data.
+    assert_eq!(Index::open(&path, &config).unwrap().stats().unwrap().pages, 2);
+}

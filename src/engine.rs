@@ -336,7 +336,7 @@ impl Corpus {
     /// the per-word counts.
     fn finish_weighting(&mut self, weighting: SimHashWeighting) {
         if weighting == SimHashWeighting::TfIdf && !self.docs.is_empty() {
-            let mut df: HashMap<u64, u32> = HashMap::new();
+            let mut df: crate::shingle::ShingleMap<u32> = Default::default();
             for d in &self.docs {
                 for &(h, _) in &d.terms {
                     *df.entry(h).or_insert(0) += 1;

@@ -265,6 +265,34 @@ fn combine(window: &[u64]) -> u64 {
     fmix64(h)
 }
 
+/// Hashes a shingle or word hash for a hash map. The keys are already
+/// uniform 64-bit hashes, so SipHash's work buys nothing; one multiply keeps
+/// low and high bits mixed for hashbrown's control bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShingleHasher(u64);
+
+impl std::hash::Hasher for ShingleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys are expected; other writes still hash correctly.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by shingle or word hashes.
+pub type ShingleMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<ShingleHasher>>;
+/// A set of shingle or word hashes.
+pub type ShingleSet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<ShingleHasher>>;
+
 /// MurmurHash3's 64-bit finalizer.
 #[inline]
 pub fn fmix64(mut k: u64) -> u64 {

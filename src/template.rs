@@ -28,6 +28,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
+
+use crate::shingle::{ShingleMap, ShingleSet};
+use crate::verify::Overlap;
+
 use serde::Serialize;
 
 /// Least Jaccard similarity of two residuals for their pages to count as copies.
@@ -113,36 +118,46 @@ pub fn suppress(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Vec
             sites.entry(s).or_default().push(i);
         }
     }
-    for pages in sites.values() {
-        if pages.len() < config.min_pages {
-            continue;
-        }
-        let sets: Vec<&[u64]> = pages.iter().map(|&i| docs[i].1).collect();
-        let template = site_template(&sets, config);
-        if template.is_empty() {
-            continue;
-        }
-        for (&i, set) in pages.iter().zip(&sets) {
-            let kept: Vec<u64> = set.iter().copied().filter(|s| !template.contains(s)).collect();
-            if kept.len() < set.len() && !kept.is_empty() {
-                out[i] = Some(kept);
+    // Sites are independent: work on them in parallel, each yielding the
+    // filtered sets of its pages.
+    let per_site: Vec<Vec<(usize, Vec<u64>)>> = sites
+        .into_values()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .filter(|pages| pages.len() >= config.min_pages)
+        .map(|pages| {
+            let sets: Vec<&[u64]> = pages.iter().map(|&i| docs[i].1).collect();
+            let template = site_template(&sets, config);
+            if template.is_empty() {
+                return Vec::new();
             }
-        }
+            pages
+                .iter()
+                .zip(&sets)
+                .filter_map(|(&i, set)| {
+                    let kept: Vec<u64> = set.iter().copied().filter(|s| !template.contains(s)).collect();
+                    (kept.len() < set.len() && !kept.is_empty()).then_some((i, kept))
+                })
+                .collect()
+        })
+        .collect();
+    for (i, kept) in per_site.into_iter().flatten() {
+        out[i] = Some(kept);
     }
     out
 }
 
 /// The template shingles of one site's pages.
-fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
+fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
     let n = sets.len();
-    let mut df: HashMap<u64, u32> = HashMap::new();
+    let mut df: ShingleMap<u32> = ShingleMap::default();
     for set in sets {
         for &s in *set {
             *df.entry(s).or_insert(0) += 1;
         }
     }
     let needed = config.needed(n) as u32;
-    let candidates: HashSet<u64> = df.iter().filter(|&(_, &c)| c >= needed).map(|(&s, _)| s).collect();
+    let candidates: ShingleSet = df.iter().filter(|&(_, &c)| c >= needed).map(|(&s, _)| s).collect();
     if candidates.is_empty() {
         return candidates;
     }
@@ -173,10 +188,10 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
     let roots: Vec<usize> = (0..n).map(|i| groups.find(i)).collect();
     let group_count = roots.iter().collect::<HashSet<_>>().len();
     if group_count < config.min_pages {
-        return HashSet::new();
+        return ShingleSet::default();
     }
     let needed = config.needed(group_count);
-    let mut in_groups: HashMap<u64, HashSet<usize>> = HashMap::new();
+    let mut in_groups: ShingleMap<HashSet<usize>> = ShingleMap::default();
     for (set, &root) in sets.iter().zip(&roots) {
         for s in set.iter().filter(|s| candidates.contains(s)) {
             in_groups.entry(*s).or_default().insert(root);
@@ -190,35 +205,17 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> HashSet<u64> {
 /// list keeps this linear in the postings, and a pair already in one group is
 /// not compared again.
 fn link_similar(groups: &mut UnionFind, sets: &[Vec<u64>]) {
-    let mut last_with: HashMap<u64, usize> = HashMap::new();
+    let mut last_with: ShingleMap<usize> = ShingleMap::default();
     for (i, set) in sets.iter().enumerate() {
         for &s in set {
             if let Some(prev) = last_with.insert(s, i)
                 && groups.find(prev) != groups.find(i)
-                && jaccard(&sets[prev], set) >= RESIDUAL_JACCARD
+                && Overlap::of(&sets[prev], set).jaccard() >= RESIDUAL_JACCARD
             {
                 groups.union(prev, i);
             }
         }
     }
-}
-
-/// Jaccard similarity of two sorted sets (0 for two empty sets).
-fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - shared;
-    if union == 0 { 0.0 } else { shared as f64 / union as f64 }
 }
 
 struct UnionFind(Vec<usize>);

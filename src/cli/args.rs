@@ -393,6 +393,7 @@ impl CommonArgs {
                     TemplateScopeArg::Host => TemplateScope::Host,
                 },
             }),
+            keep_pages: false,
         };
         Ok(config.validate()?)
     }

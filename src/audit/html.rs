@@ -223,7 +223,8 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         audit.settings.threshold * 100.0
     ));
     h.push_str(
-        r#"<section id="diff"><h2>Compare two pages</h2><p class="intro">Main texts side by side; words only on the left are struck out, words only on the right are highlighted. Pick a pair in a cluster.</p><div id="diff-view" class="empty">No pair chosen.</div></section>
+        r#"<section id="diff"><h2>Compare two pages</h2><p class="intro">Open a cluster above and pick any two of its pages, or follow a closest match in the pages table: their main texts open side by side, words only on the left struck out, words only on the right highlighted.</p></section>
+<div id="diff-overlay" class="overlay" hidden><div class="dialog" role="dialog" aria-modal="true" aria-labelledby="diff-title"><div class="dialog-head"><h3 id="diff-title">Compare two pages</h3><button type="button" id="diff-close">Close ✕</button></div><div id="diff-view"></div></div></div>
 "#,
     );
     h.push_str(&format!(

@@ -175,7 +175,6 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
 
   function showDiff(a, b) {
     var view = document.getElementById("diff-view");
-    view.className = "";
     view.replaceChildren();
     if (!D.pages[a] || !D.pages[b]) { view.append(el("p", { class: "muted" }, "No such pages.")); return; }
     var wa = words(a), wb = words(b);
@@ -190,18 +189,39 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     }
     var removed = r.left.filter(function (t) { return t[0] === "-"; }).length;
     var added = r.right.filter(function (t) { return t[0] === "+"; }).length;
-    var stats = (sim != null ? "Similarity " + pct(sim) + " · " : "") + removed + " words only on the left, " + added + " only on the right";
+    var same = r.left.length - removed;
+    var shared = (wa.length + wb.length) ? 2 * same / (wa.length + wb.length) : 1;
+    var n = function (k, w) { return k + " " + w + (k === 1 ? "" : "s"); };
+    var stats = (sim != null ? "Similarity (Jaccard) " + pct(sim) + " · " : "") + pct(shared) + " of words shared in order · " +
+      n(removed, "word") + " only on the left, " + n(added, "word") + " only on the right";
     view.append(el("p", { class: "diffstats", id: "diff-stats" }, stats),
       el("div", { class: "diffcols" }, renderSide(r.left), renderSide(r.right)));
   }
 
+  // The diff opens as an overlay over the page rather than by scrolling to
+  // a section: the reader keeps their place in the tables behind it.
+  var overlay = document.getElementById("diff-overlay");
+  var returnTo = "";
+  function closeDiff() {
+    overlay.hidden = true;
+    document.body.classList.remove("modal-open");
+    if (/^#diff=/.test(location.hash)) history.replaceState(null, "", returnTo || location.pathname + location.search);
+  }
   function openFromHash() {
     var m = /^#diff=(\d+),(\d+)$/.exec(location.hash);
-    if (!m) return;
+    if (!m) { if (!overlay.hidden) closeDiff(); return; }
     showDiff(+m[1], +m[2]);
-    document.getElementById("diff").scrollIntoView();
+    overlay.hidden = false;
+    document.body.classList.add("modal-open");
   }
-  window.addEventListener("hashchange", openFromHash);
+  window.addEventListener("hashchange", function (e) {
+    var old = e.oldURL.split("#")[1];
+    if (old && !/^diff=/.test(old)) returnTo = "#" + old;
+    openFromHash();
+  });
+  document.getElementById("diff-close").onclick = closeDiff;
+  overlay.addEventListener("click", function (e) { if (e.target === overlay) closeDiff(); });
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape" && !overlay.hidden) closeDiff(); });
 
   // ---- Clusters ----
   var byId = {};

@@ -41,7 +41,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 async fn serve_path(UrlPath(path): UrlPath<String>, headers: HeaderMap) -> Response {
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1").to_string();
     if path == "sitemap.xml" {
-        let mut xml = String::from(r#"<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#);
+        let mut xml = String::from(
+            r#"<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
+        );
         let mut pages = site_pages();
         // Two URLs the server answers with 404.
         pages.push("events/winter-market-old.html".into());
@@ -163,7 +165,10 @@ fn audit_finds_what_the_fixture_pages_expect() {
     assert_eq!(s["clusters"], 5);
 
     let widgets = cluster_of("widgets/blue-widget.html");
-    assert_eq!(members(widgets), pages_of(&["widgets/blue-widget.html", "widgets/blue-widget-copy.html", "print/blue-widget.html"]));
+    assert_eq!(
+        members(widgets),
+        pages_of(&["widgets/blue-widget.html", "widgets/blue-widget-copy.html", "print/blue-widget.html"])
+    );
     assert_eq!(widgets["status"], "problem");
     assert_eq!(codes(widgets), ["self_canonical", "missing_canonical"]);
 
@@ -191,16 +196,27 @@ fn audit_finds_what_the_fixture_pages_expect() {
     assert!(market["issues"][0]["message"].as_str().unwrap().contains("HTTP 404"), "{market:#}");
 
     let groups = |key: &str| -> Vec<Vec<u64>> {
-        j[key].as_array().unwrap().iter().map(|g| g["pages"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap()).collect()).collect()
+        j[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["pages"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap()).collect())
+            .collect()
     };
     assert_eq!(groups("duplicate_titles"), [pages_of(&["about.html", "team.html"])]);
     assert_eq!(
         groups("duplicate_descriptions"),
-        [pages_of(&["about.html", "team.html"]), pages_of(&["widgets/blue-widget-copy.html", "widgets/blue-widget.html"])]
+        [
+            pages_of(&["about.html", "team.html"]),
+            pages_of(&["widgets/blue-widget-copy.html", "widgets/blue-widget.html"])
+        ]
     );
     assert_eq!(
         groups("duplicate_h1s"),
-        [pages_of(&["print/blue-widget.html", "widgets/blue-widget-copy.html", "widgets/blue-widget.html"]), pages_of(&["faq.html", "help.html"])]
+        [
+            pages_of(&["print/blue-widget.html", "widgets/blue-widget-copy.html", "widgets/blue-widget.html"]),
+            pages_of(&["faq.html", "help.html"])
+        ]
     );
     let mut thin: Vec<u64> = j["thin_pages"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap()).collect();
     thin.sort();
@@ -242,7 +258,11 @@ fn html_outline(html: &str) -> String {
             "svg" => {
                 let counts: Vec<String> = e.select(&sel("text.count")).map(text).collect();
                 let bars = e.select(&sel("rect.bar")).count();
-                out.push_str(&format!("  svg #{} bars={bars} counts=[{}]\n", v.attr("id").unwrap_or("?"), counts.join(",")));
+                out.push_str(&format!(
+                    "  svg #{} bars={bars} counts=[{}]\n",
+                    v.attr("id").unwrap_or("?"),
+                    counts.join(",")
+                ));
             }
             _ if v.classes().any(|c| c == "card") => out.push_str(&format!("  card {}\n", text(e))),
             name => out.push_str(&format!("{name} {}\n", text(e))),
@@ -270,9 +290,8 @@ fn audit_html_is_self_contained_and_keeps_its_outline() {
 
 fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|name| {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file())
-        })
+        std::env::var_os("PATH")
+            .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
     })
 }
 
@@ -344,4 +363,43 @@ fn audit_report_renders_in_headless_chromium() {
         let png = std::fs::read(&file).expect("screenshot written");
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name} looks empty");
     }
+}
+
+#[test]
+fn broken_inputs_are_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    let body = "<p>The lighthouse keeper wrote down the weather every morning at six for forty years.</p>".repeat(20);
+    std::fs::write(site.join("a.html"), format!("<html><head><title>Keeper</title></head><body>{body}</body></html>"))
+        .unwrap();
+    std::fs::write(site.join("b.html"), format!("<html><head><title>Keeper</title></head><body>{body}</body></html>"))
+        .unwrap();
+    std::fs::write(site.join("empty.html"), "").unwrap();
+    std::fs::write(site.join("binary.html"), b"\x00\x01\x02<html>").unwrap();
+    std::fs::write(site.join("deep.html"), "<div>".repeat(100_000)).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["audit", site.to_str().unwrap(), dir.path().join("missing.html").to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["summary"]["errors"], 4, "{:#}", j["errors"]);
+    assert_eq!(j["summary"]["exact_groups"], 1);
+    for f in ["report.html", "pages.csv", "clusters.csv"] {
+        assert!(out.join(f).metadata().unwrap().len() > 0, "{f}");
+    }
+
+    // An output directory that cannot be created is fatal (exit 2).
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["audit", site.to_str().unwrap(), "--quiet", "--out"])
+        .arg(blocker.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the report"));
 }

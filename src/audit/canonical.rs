@@ -167,7 +167,11 @@ pub fn analyse(members: &[AuditMember], pages: &[PageRow], statuses: &StatusInde
         if named.iter().any(|(_, _, s)| !s) {
             issues.push(Issue {
                 code: "conflicting_canonicals",
-                message: format!("the duplicates name {} different URLs to index: {}", targets.len(), targets.join(", ")),
+                message: format!(
+                    "the duplicates name {} different URLs to index: {}",
+                    targets.len(),
+                    targets.join(", ")
+                ),
                 pages: named.iter().map(|(p, _, _)| *p).collect(),
             });
         }
@@ -195,4 +199,90 @@ fn urls(pages_: &[usize], pages: &[PageRow]) -> String {
         s.push_str(&format!(" and {} more", pages_.len() - SHOWN));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(page: usize, url: &str, canonical: Option<&str>, noindex: bool, status: Option<u16>) -> PageRow {
+        PageRow {
+            page,
+            url: url.into(),
+            input: None,
+            status,
+            indexability: "indexable",
+            title: None,
+            description: None,
+            h1: None,
+            canonical: canonical.map(str::to_string),
+            canonical_source: canonical.map(|_| "html"),
+            noindex,
+            noindex_source: None,
+            words: Some(300),
+            thin: false,
+            closest_page: None,
+            closest_url: None,
+            closest_similarity: None,
+            near_duplicates: 0,
+            cluster: None,
+            error: None,
+        }
+    }
+
+    fn verdict(pages: &[PageRow], members: &[usize]) -> Verdict {
+        let members: Vec<AuditMember> = members
+            .iter()
+            .map(|&p| AuditMember {
+                page: p,
+                url: pages[p].url.clone(),
+                representative: p == members[0],
+                similarity: 1.0,
+                containment: 1.0,
+                exact: true,
+            })
+            .collect();
+        analyse(&members, pages, &StatusIndex::new(pages, &[]))
+    }
+
+    fn codes(v: &Verdict) -> Vec<&'static str> {
+        v.issues.iter().map(|i| i.code).collect()
+    }
+
+    const A: &str = "https://x.test/a";
+    const B: &str = "https://x.test/b";
+    const C: &str = "https://x.test/c";
+
+    #[test]
+    fn agreeing_canonicals_and_noindex_handle_a_cluster() {
+        let pages = [row(0, A, Some(A), false, Some(200)), row(1, B, Some("/a#top"), false, Some(200))];
+        // A relative canonical is resolved at extraction; here it is not, so B names "/a#top".
+        assert_eq!(codes(&verdict(&pages, &[0, 1])), ["canonical_outside_cluster", "conflicting_canonicals"]);
+        let pages = [row(0, A, Some(A), false, Some(200)), row(1, B, Some("https://X.test/a#top"), false, Some(200))];
+        let v = verdict(&pages, &[0, 1]);
+        assert_eq!((v.handled_by, v.target.as_deref(), v.issues.len()), (Some("canonical"), Some(A), 0));
+        let pages =
+            [row(0, A, None, false, Some(200)), row(1, B, None, true, Some(200)), row(2, C, Some(A), true, None)];
+        assert_eq!(verdict(&pages, &[0, 1, 2]).handled_by, Some("noindex"));
+        let pages =
+            [row(0, A, None, false, Some(200)), row(1, B, Some(A), false, Some(200)), row(2, C, None, true, None)];
+        assert_eq!(verdict(&pages, &[0, 1, 2]).handled_by, Some("canonical+noindex"));
+    }
+
+    #[test]
+    fn problems_are_named() {
+        let pages =
+            [row(0, A, Some(A), false, Some(200)), row(1, B, Some(B), false, Some(200)), row(2, C, None, false, None)];
+        assert_eq!(codes(&verdict(&pages, &[0, 1, 2])), ["self_canonical", "missing_canonical"]);
+        let pages = [
+            row(0, A, Some(C), false, Some(200)),
+            row(1, B, Some(C), false, Some(200)),
+            row(2, C, None, false, Some(404)),
+        ];
+        assert_eq!(codes(&verdict(&pages, &[0, 1])), ["canonical_non_200"]);
+        let pages = [row(0, A, None, true, Some(200)), row(1, B, Some(A), false, Some(200))];
+        assert_eq!(codes(&verdict(&pages, &[0, 1])), ["canonical_to_noindex"]);
+        let pages = [row(0, A, None, true, Some(200)), row(1, B, None, true, Some(200))];
+        assert_eq!(codes(&verdict(&pages, &[0, 1])), ["all_noindex"]);
+    }
 }

@@ -65,8 +65,16 @@ pub fn bar_chart(id: &str, title: &str, labels: &[String], values: &[usize]) -> 
 
 /// Clusters by size: 2, 3, 4, 5, 6–10, 11–20, 21–50, more.
 fn cluster_size_chart(audit: &Audit) -> String {
-    let bins: [(usize, usize, &str); 8] =
-        [(2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"), (6, 10, "6–10"), (11, 20, "11–20"), (21, 50, "21–50"), (51, usize::MAX, "51+")];
+    let bins: [(usize, usize, &str); 8] = [
+        (2, 2, "2"),
+        (3, 3, "3"),
+        (4, 4, "4"),
+        (5, 5, "5"),
+        (6, 10, "6–10"),
+        (11, 20, "11–20"),
+        (21, 50, "21–50"),
+        (51, usize::MAX, "51+"),
+    ];
     let mut counts = [0usize; 8];
     for c in &audit.clusters {
         if let Some(i) = bins.iter().position(|&(lo, hi, _)| (lo..=hi).contains(&c.size)) {
@@ -125,7 +133,18 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
             let issues: Vec<Value> = c.issues.iter().map(|i| json!([i.code, i.message])).collect();
             let members: Vec<Value> =
                 c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.exact])).collect();
-            json!([c.id, c.kind, c.size, c.min_similarity, c.status, c.handled_by, c.canonical_target, issues, members, c.representative])
+            json!([
+                c.id,
+                c.kind,
+                c.size,
+                c.min_similarity,
+                c.status,
+                c.handled_by,
+                c.canonical_target,
+                issues,
+                members,
+                c.representative
+            ])
         })
         .collect();
     let errors: Vec<Value> = audit.errors.iter().map(|e| json!([e.page, e.kind, e.message])).collect();
@@ -235,7 +254,13 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         audit.pages.len()
     ));
     let groups_intro = "Indexable pages (not noindex, not canonicalised elsewhere) sharing the same text.";
-    h.push_str(&section_table("titles", "Duplicate titles", groups_intro, &["Title", "Pages", "URLs"], audit.duplicate_titles.len()));
+    h.push_str(&section_table(
+        "titles",
+        "Duplicate titles",
+        groups_intro,
+        &["Title", "Pages", "URLs"],
+        audit.duplicate_titles.len(),
+    ));
     h.push_str(&section_table(
         "descriptions",
         "Duplicate meta descriptions",
@@ -243,7 +268,13 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         &["Description", "Pages", "URLs"],
         audit.duplicate_descriptions.len(),
     ));
-    h.push_str(&section_table("h1s", "Duplicate h1s", groups_intro, &["H1", "Pages", "URLs"], audit.duplicate_h1s.len()));
+    h.push_str(&section_table(
+        "h1s",
+        "Duplicate h1s",
+        groups_intro,
+        &["H1", "Pages", "URLs"],
+        audit.duplicate_h1s.len(),
+    ));
     h.push_str(&section_table(
         "thin",
         "Thin pages",

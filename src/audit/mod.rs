@@ -264,7 +264,8 @@ impl Audit {
             Doc(usize),
             Err(&'a crate::error::DocError),
         }
-        let mut order: Vec<(usize, Src)> = corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
+        let mut order: Vec<(usize, Src)> =
+            corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
         order.extend(corpus.errors.iter().map(|e| (e.order, Src::Err(e))));
         order.sort_by_key(|(o, _)| *o);
 
@@ -276,9 +277,8 @@ impl Audit {
                 Src::Doc(i) => (corpus.docs[*i].id.as_str(), by_id.get(corpus.docs[*i].id.as_str()).copied()),
                 Src::Err(e) => (e.id.as_str(), by_id.get(e.id.as_str()).copied()),
             };
-            let url = record
-                .and_then(|r| r.final_url.clone().or_else(|| r.url.clone()))
-                .unwrap_or_else(|| id.to_string());
+            let url =
+                record.and_then(|r| r.final_url.clone().or_else(|| r.url.clone())).unwrap_or_else(|| id.to_string());
             let status = record.and_then(|r| r.status);
             let mut row = PageRow {
                 page: n,

@@ -172,7 +172,8 @@ mod tests {
     #[test]
     fn scripts_rebuild_the_member_text() {
         let base_text = "The river path was restored.\nVolunteers came from the village every weekend.";
-        let member = "The river path was finally restored.\n\nVolunteers came from two villages every weekend. New line.";
+        let member =
+            "The river path was finally restored.\n\nVolunteers came from two villages every weekend. New line.";
         let base = tokens(base_text);
         let words = tokens(member);
         assert_eq!(words.iter().filter(|w| **w == "\n").count(), 1, "blank lines fold into one break");

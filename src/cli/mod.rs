@@ -6,6 +6,7 @@
 //! error (bad flags, unwritable output, no usable input).
 
 mod args;
+mod audit;
 mod index;
 mod lost_and_found;
 mod progress;
@@ -85,6 +86,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
+        Command::Audit { inputs, common, out, thin_words } => audit::run(&inputs, &common, &out, thin_words),
         Command::Extract { pages, extract, url, format, fetch } => extract_pages(&pages, &extract, url, format, &fetch),
         Command::Eval { what: EvalCommand::Extract { dir, extractor, limit, threads, per_page, format } } => {
             let options = EvalOptions {

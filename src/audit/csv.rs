@@ -1,0 +1,109 @@
+//! `pages.csv` and `clusters.csv`: the audit as spreadsheets.
+
+use std::io::Write;
+
+use super::Audit;
+use crate::error::Result;
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(T::to_string).unwrap_or_default()
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.4}")).unwrap_or_default()
+}
+
+/// One row per page, in input order, with the columns SEO tools use.
+pub fn write_pages(audit: &Audit, out: &mut dyn Write) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "url",
+        "status",
+        "indexability",
+        "title",
+        "description",
+        "h1",
+        "canonical",
+        "canonical_source",
+        "noindex",
+        "words",
+        "thin",
+        "closest_match",
+        "closest_similarity",
+        "near_duplicates",
+        "cluster",
+        "input",
+        "error",
+    ])?;
+    for p in &audit.pages {
+        w.write_record([
+            p.url.clone(),
+            opt(&p.status),
+            p.indexability.to_string(),
+            opt(&p.title),
+            opt(&p.description),
+            opt(&p.h1),
+            opt(&p.canonical),
+            opt(&p.canonical_source),
+            p.noindex.to_string(),
+            opt(&p.words),
+            p.thin.to_string(),
+            opt(&p.closest_url),
+            ratio(p.closest_similarity),
+            p.near_duplicates.to_string(),
+            opt(&p.cluster),
+            opt(&p.input),
+            opt(&p.error),
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// One row per cluster member; the cluster's verdict repeats on each row so
+/// the sheet can be filtered by it.
+pub fn write_clusters(audit: &Audit, out: &mut dyn Write) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "cluster",
+        "kind",
+        "size",
+        "status",
+        "handled_by",
+        "canonical_target",
+        "issues",
+        "url",
+        "representative",
+        "similarity",
+        "containment",
+        "exact",
+        "http_status",
+        "canonical",
+        "noindex",
+    ])?;
+    for c in &audit.clusters {
+        let issues = c.issues.iter().map(|i| i.code).collect::<Vec<_>>().join(" ");
+        for m in &c.members {
+            let p = &audit.pages[m.page];
+            w.write_record([
+                c.id.to_string(),
+                c.kind.to_string(),
+                c.size.to_string(),
+                c.status.to_string(),
+                opt(&c.handled_by),
+                opt(&c.canonical_target),
+                issues.clone(),
+                m.url.clone(),
+                m.representative.to_string(),
+                format!("{:.4}", m.similarity),
+                format!("{:.4}", m.containment),
+                m.exact.to_string(),
+                opt(&p.status),
+                opt(&p.canonical),
+                p.noindex.to_string(),
+            ])?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! `report.html`: one self-contained file (inline CSS, JS, SVG; no network).
+//!
+//! The static part (summary, charts, section headings, table headers) is
+//! written here, so the report's outline is readable without JavaScript and
+//! testable without a browser. Long tables are rendered by the inline script
+//! from a compact JSON blob (rows as arrays, not objects) a page at a time,
+//! so a 10,000-page report stays small and responsive. Everything taken from
+//! the pages (titles, URLs) reaches the DOM as text, never as markup.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::{Audit, AuditTexts, ValueGroup};
+use crate::error::Result;
+
+const CSS: &str = include_str!("report.css");
+const JS: &str = include_str!("report.js");
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A bar chart as inline SVG: one `rect.bar` per value, labelled below and
+/// counted above.
+pub fn bar_chart(id: &str, title: &str, labels: &[String], values: &[usize]) -> String {
+    let (w, h, left, bottom, top) = (560.0, 220.0, 36.0, 40.0, 24.0);
+    let max = values.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let n = values.len().max(1) as f64;
+    let slot = (w - left - 8.0) / n;
+    let bar = (slot * 0.7).max(2.0);
+    let mut s = format!(
+        r#"<svg id="{id}" class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{t}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"#,
+        t = escape(title)
+    );
+    let base = h - bottom;
+    s.push_str(&format!(r#"<line class="axis" x1="{left}" y1="{base}" x2="{}" y2="{base}"/>"#, w - 4.0));
+    for (i, (label, &v)) in labels.iter().zip(values).enumerate() {
+        let x = left + slot * i as f64 + (slot - bar) / 2.0;
+        let bh = (base - top) * v as f64 / max;
+        s.push_str(&format!(
+            r#"<rect class="bar" x="{x:.1}" y="{:.1}" width="{bar:.1}" height="{bh:.1}"><title>{}: {v}</title></rect>"#,
+            base - bh,
+            escape(label)
+        ));
+        let cx = x + bar / 2.0;
+        s.push_str(&format!(r#"<text class="count" x="{cx:.1}" y="{:.1}">{v}</text>"#, base - bh - 5.0));
+        s.push_str(&format!(r#"<text class="label" x="{cx:.1}" y="{:.1}">{}</text>"#, base + 16.0, escape(label)));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Clusters by size: 2, 3, 4, 5, 6–10, 11–20, 21–50, more.
+fn cluster_size_chart(audit: &Audit) -> String {
+    let bins: [(usize, usize, &str); 8] = [
+        (2, 2, "2"),
+        (3, 3, "3"),
+        (4, 4, "4"),
+        (5, 5, "5"),
+        (6, 10, "6–10"),
+        (11, 20, "11–20"),
+        (21, 50, "21–50"),
+        (51, usize::MAX, "51+"),
+    ];
+    let mut counts = [0usize; 8];
+    for c in &audit.clusters {
+        if let Some(i) = bins.iter().position(|&(lo, hi, _)| (lo..=hi).contains(&c.size)) {
+            counts[i] += 1;
+        }
+    }
+    let labels: Vec<String> = bins.iter().map(|b| b.2.to_string()).collect();
+    bar_chart("chart-cluster-sizes", "Clusters by number of pages", &labels, &counts)
+}
+
+/// Pages by the similarity of their closest match, in 5-point bins from the
+/// threshold's bin up to 100% (exact copies get their own bar).
+fn similarity_chart(audit: &Audit) -> String {
+    let low = ((audit.settings.threshold * 20.0).floor() as usize).min(19);
+    let mut labels: Vec<String> = (low..20).map(|b| format!("{}–{}%", b * 5, b * 5 + 5)).collect();
+    labels.push("exact".into());
+    let mut counts = vec![0usize; labels.len()];
+    for p in &audit.pages {
+        if let Some(s) = p.closest_similarity {
+            let i = if s >= 1.0 { labels.len() - 1 } else { ((s * 20.0).floor() as usize).clamp(low, 19) - low };
+            counts[i] += 1;
+        }
+    }
+    bar_chart("chart-similarity", "Pages by similarity of their closest match", &labels, &counts)
+}
+
+fn group_rows(groups: &[ValueGroup]) -> Value {
+    Value::Array(groups.iter().map(|g| json!([g.value, g.pages])).collect())
+}
+
+/// The data the script renders, rows as arrays (column order in report.js).
+fn data(audit: &Audit, texts: &AuditTexts) -> Value {
+    let pages: Vec<Value> = audit
+        .pages
+        .iter()
+        .map(|p| {
+            json!([
+                p.url,
+                p.status,
+                p.indexability,
+                p.title,
+                p.words,
+                p.closest_page,
+                p.closest_similarity,
+                p.near_duplicates,
+                p.cluster,
+                p.canonical,
+                p.noindex,
+            ])
+        })
+        .collect();
+    let clusters: Vec<Value> = audit
+        .clusters
+        .iter()
+        .map(|c| {
+            let issues: Vec<Value> = c.issues.iter().map(|i| json!([i.code, i.message])).collect();
+            let members: Vec<Value> =
+                c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.exact])).collect();
+            json!([
+                c.id,
+                c.kind,
+                c.size,
+                c.min_similarity,
+                c.status,
+                c.handled_by,
+                c.canonical_target,
+                issues,
+                members,
+                c.representative
+            ])
+        })
+        .collect();
+    let errors: Vec<Value> = audit.errors.iter().map(|e| json!([e.page, e.kind, e.message])).collect();
+    let text_rows: Vec<Value> = texts.pages.iter().map(|t| json!([t.page, t.base, t.ops])).collect();
+    json!({
+        "threshold": audit.settings.threshold,
+        "pages": pages,
+        "clusters": clusters,
+        "titles": group_rows(&audit.duplicate_titles),
+        "descriptions": group_rows(&audit.duplicate_descriptions),
+        "h1s": group_rows(&audit.duplicate_h1s),
+        "thin": audit.thin_pages,
+        "errors": errors,
+        "bases": texts.bases,
+        "texts": text_rows,
+    })
+}
+
+fn card(value: &str, label: &str, class: &str, href: &str) -> String {
+    format!(
+        r##"<a class="card {class}" href="#{href}"><span class="value">{}</span><span class="label">{}</span></a>"##,
+        escape(value),
+        escape(label)
+    )
+}
+
+fn section_table(id: &str, title: &str, intro: &str, headers: &[&str], count: usize) -> String {
+    let ths: String = headers.iter().map(|h| format!("<th>{}</th>", escape(h))).collect();
+    format!(
+        r#"<section id="{id}"><h2>{} <span class="count">{count}</span></h2><p class="intro">{}</p>
+<div class="controls"><input type="search" class="filter" placeholder="Filter…" aria-label="Filter {}"></div>
+<table id="{id}-table"><thead><tr>{ths}</tr></thead><tbody></tbody></table><div class="pager"></div></section>
+"#,
+        escape(title),
+        escape(intro),
+        escape(title)
+    )
+}
+
+/// Writes the report.
+pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<()> {
+    let s = &audit.summary;
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let mut h = String::with_capacity(64 << 10);
+    h.push_str(r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">"#);
+    h.push_str(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#);
+    // No network: the policy forbids any fetch, so a stray URL in page data can never load.
+    h.push_str(r#"<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">"#);
+    h.push_str("<title>Duplicate content audit</title><style>");
+    h.push_str(CSS);
+    h.push_str("</style></head><body>\n");
+    h.push_str(r#"<pre id="js-errors" hidden></pre>"#);
+    h.push_str(&format!(
+        r##"<header><h1>Duplicate content audit</h1><p class="meta">{} · similarity threshold {:.0}% (exact Jaccard of {}-word shingles) · thin below {} words · extractor {}</p>
+<nav><a href="#summary">Summary</a><a href="#clusters">Clusters</a><a href="#diff">Compare</a><a href="#pages">Pages</a><a href="#titles">Titles</a><a href="#descriptions">Descriptions</a><a href="#h1s">H1s</a><a href="#thin">Thin pages</a><a href="#errors">Errors</a></nav></header>
+<main>
+"##,
+        escape(&audit.generator),
+        audit.settings.threshold * 100.0,
+        audit.settings.shingle_size,
+        audit.settings.thin_words,
+        escape(&audit.settings.extractor)
+    ));
+    h.push_str(r#"<section id="summary"><h2>Summary</h2><div class="cards">"#);
+    let problem = if s.clusters_with_problems > 0 { "bad" } else { "good" };
+    for (value, label, class, href) in [
+        (s.pages.to_string(), "pages", "", "pages"),
+        (s.exact_groups.to_string(), "exact-duplicate groups", "", "clusters"),
+        (s.near_clusters.to_string(), "near-duplicate clusters", "", "clusters"),
+        (pct(s.share_affected), "of pages affected", "", "clusters"),
+        (s.clusters_handled.to_string(), "clusters handled by canonical or noindex", "good", "clusters"),
+        (s.clusters_with_problems.to_string(), "clusters with canonical problems", problem, "clusters"),
+        (s.duplicate_title_groups.to_string(), "duplicate titles", "", "titles"),
+        (s.duplicate_description_groups.to_string(), "duplicate descriptions", "", "descriptions"),
+        (s.duplicate_h1_groups.to_string(), "duplicate h1s", "", "h1s"),
+        (s.thin_pages.to_string(), "thin pages", "", "thin"),
+        (s.errors.to_string(), "fetch errors", if s.errors > 0 { "bad" } else { "" }, "errors"),
+    ] {
+        h.push_str(&card(&value, label, class, href));
+    }
+    h.push_str("</div>\n<div class=\"charts\"><figure>");
+    h.push_str(&cluster_size_chart(audit));
+    h.push_str("<figcaption>Clusters by number of pages</figcaption></figure><figure>");
+    h.push_str(&similarity_chart(audit));
+    h.push_str("<figcaption>Pages by similarity of their closest match</figcaption></figure></div></section>\n");
+
+    h.push_str(&format!(
+        r#"<section id="clusters"><h2>Duplicate clusters <span class="count">{}</span></h2>
+<p class="intro">Pages whose main text is at least {:.0}% the same. A cluster is <b>handled</b> when its pages agree, by rel=canonical or noindex, on one indexable URL that answers 200. Click a cluster for its pages and to compare any two.</p>
+<div class="controls"><input type="search" class="filter" placeholder="Filter by URL or issue…" aria-label="Filter clusters">
+<select class="status-filter" aria-label="Canonical status"><option value="">all clusters</option><option value="problem">problems</option><option value="handled">handled</option></select></div>
+<table id="clusters-table"><thead><tr><th>Cluster</th><th>Kind</th><th>Pages</th><th>Lowest similarity</th><th>Canonical status</th><th>Issues</th><th>Representative</th></tr></thead><tbody></tbody></table><div class="pager"></div></section>
+"#,
+        audit.clusters.len(),
+        audit.settings.threshold * 100.0
+    ));
+    h.push_str(
+        r#"<section id="diff"><h2>Compare two pages</h2><p class="intro">Open a cluster above and pick any two of its pages, or follow a closest match in the pages table: their main texts open side by side, words only on the left struck out, words only on the right highlighted.</p></section>
+<div id="diff-overlay" class="overlay" hidden><div class="dialog" role="dialog" aria-modal="true" aria-labelledby="diff-title"><div class="dialog-head"><h3 id="diff-title">Compare two pages</h3><button type="button" id="diff-close">Close ✕</button></div><div id="diff-view"></div></div></div>
+"#,
+    );
+    h.push_str(&format!(
+        r#"<section id="pages"><h2>Pages <span class="count">{}</span></h2><p class="intro">Every page with its closest match at or above the threshold and its number of near duplicates. Click a column to sort.</p>
+<div class="controls"><input type="search" class="filter" placeholder="Filter by URL or title…" aria-label="Filter pages"><label><input type="checkbox" class="dups-only"> only pages with duplicates</label></div>
+<table id="pages-table"><thead><tr><th data-sort="0">URL</th><th data-sort="1">Status</th><th data-sort="2">Indexability</th><th data-sort="3">Title</th><th data-sort="4">Words</th><th data-sort="5">Closest match</th><th data-sort="6">Similarity</th><th data-sort="7">Near duplicates</th><th data-sort="8">Cluster</th></tr></thead><tbody></tbody></table><div class="pager"></div></section>
+"#,
+        audit.pages.len()
+    ));
+    let groups_intro = "Indexable pages (not noindex, not canonicalised elsewhere) sharing the same text.";
+    h.push_str(&section_table(
+        "titles",
+        "Duplicate titles",
+        groups_intro,
+        &["Title", "Pages", "URLs"],
+        audit.duplicate_titles.len(),
+    ));
+    h.push_str(&section_table(
+        "descriptions",
+        "Duplicate meta descriptions",
+        groups_intro,
+        &["Description", "Pages", "URLs"],
+        audit.duplicate_descriptions.len(),
+    ));
+    h.push_str(&section_table(
+        "h1s",
+        "Duplicate h1s",
+        groups_intro,
+        &["H1", "Pages", "URLs"],
+        audit.duplicate_h1s.len(),
+    ));
+    h.push_str(&section_table(
+        "thin",
+        "Thin pages",
+        &format!("Pages with fewer than {} words of main text.", audit.settings.thin_words),
+        &["URL", "Words", "Title"],
+        audit.thin_pages.len(),
+    ));
+    h.push_str(&section_table(
+        "errors",
+        "Fetch errors",
+        "Pages that could not be fetched or read; they are left out of the analysis.",
+        &["URL", "Status", "Kind", "Message"],
+        audit.errors.len(),
+    ));
+    h.push_str("</main>\n<script type=\"application/json\" id=\"audit-data\">");
+    // `<` only occurs inside JSON strings, where \u003c means the same, so
+    // no page text can close the script element.
+    h.push_str(&serde_json::to_string(&data(audit, texts))?.replace('<', "\\u003c"));
+    h.push_str("</script>\n<script>");
+    h.push_str(JS);
+    h.push_str("</script></body></html>\n");
+    out.write_all(h.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,566 @@
+//! The SEO duplicate-content audit: what `webdup audit` reports.
+//!
+//! [`Audit::build`] turns a run (a [`Corpus`] built with
+//! [`Config::keep_pages`], its [`Clustering`] and the [`FetchRecord`]s of its
+//! URLs) into one plain model: a row per page with the columns SEO tools
+//! show (closest similarity match, number of near duplicates, canonical,
+//! indexability), the clusters with a verdict on whether canonical tags or
+//! `noindex` already handle them ([`canonical`]), duplicate titles,
+//! descriptions and h1s, thin pages and fetch errors. The writers render
+//! that one model: `report.json` (schema in `docs/audit-schema.md`),
+//! `pages.csv`, `clusters.csv` ([`csv`]) and a self-contained `report.html`
+//! ([`html`]) whose diff view reads the texts kept by [`texts`].
+//!
+//! ```
+//! use webdup::audit::{Audit, AuditConfig};
+//! use webdup::engine::{self, Config, Corpus, Quiet};
+//! use webdup::source::{Format, RawDocument};
+//!
+//! let config = Config { keep_pages: true, ..Config::default() }.validate().unwrap();
+//! let body = "<p>The river path was restored this spring by volunteers from the village.</p>".repeat(20);
+//! let pages = vec![
+//!     ("https://example.com/a", format!("<html><head><title>Path</title></head><body>{body}</body></html>")),
+//!     ("https://example.com/b", format!("<html><head><title>Path</title></head><body>{body}</body></html>")),
+//! ];
+//! let corpus = Corpus::build(
+//!     pages.into_iter().enumerate().collect(),
+//!     |(order, (id, html))| Ok(RawDocument { id: id.into(), order, format: Format::Html, body: html }),
+//!     &config,
+//!     &Quiet,
+//! );
+//! let clustering = engine::find_duplicates(&corpus, &config);
+//! let audit = Audit::build(&corpus, &clustering, &[], &config, &AuditConfig::default());
+//! assert_eq!(audit.summary.exact_groups, 1);
+//! assert_eq!(audit.clusters[0].status, "problem");
+//! assert_eq!(audit.duplicate_titles[0].pages, vec![0, 1]);
+//! ```
+
+pub mod canonical;
+pub mod csv;
+pub mod html;
+pub mod texts;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::engine::{Clustering, Config, Corpus};
+use crate::error::Result;
+use crate::fetch::FetchRecord;
+
+pub use texts::AuditTexts;
+
+/// Version of `report.json`'s schema; bumped when a field changes meaning or
+/// goes away (added fields keep the version).
+pub const AUDIT_SCHEMA_VERSION: u32 = 1;
+
+/// Audit settings beyond the engine's.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditConfig {
+    /// Pages with fewer main-text words than this are thin.
+    pub thin_words: usize,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig { thin_words: 200 }
+    }
+}
+
+/// The settings a report was made with.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditSettings {
+    pub threshold: f64,
+    pub shingle_size: usize,
+    pub extractor: String,
+    pub thin_words: usize,
+}
+
+/// The numbers at the top of the report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AuditSummary {
+    /// Every input page, fetched or not.
+    pub pages: usize,
+    /// Pages whose text was read and fingerprinted.
+    pub analysed: usize,
+    /// Pages that could not be fetched or read.
+    pub errors: usize,
+    /// Groups of two or more pages with the same normalized main text.
+    pub exact_groups: usize,
+    /// Pages in those groups.
+    pub exact_duplicate_pages: usize,
+    /// Clusters of similar pages, exact groups included.
+    pub clusters: usize,
+    /// Clusters whose members are not all the same text.
+    pub near_clusters: usize,
+    /// Pages in any cluster.
+    pub pages_in_clusters: usize,
+    /// `pages_in_clusters / analysed`, 0 when nothing was analysed.
+    pub share_affected: f64,
+    pub clusters_handled: usize,
+    pub clusters_with_problems: usize,
+    pub duplicate_title_groups: usize,
+    pub duplicate_description_groups: usize,
+    pub duplicate_h1_groups: usize,
+    pub thin_pages: usize,
+    pub noindex_pages: usize,
+    /// Pages whose canonical names another URL.
+    pub canonicalised_pages: usize,
+    pub missing_titles: usize,
+    pub missing_descriptions: usize,
+    pub missing_h1s: usize,
+}
+
+/// One input page.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageRow {
+    /// Position in `pages`; other sections refer to pages by it.
+    pub page: usize,
+    /// The final URL after redirects; for local files, the path.
+    pub url: String,
+    /// The input as given, when it differs from `url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// Final HTTP status; absent for local files and unreachable URLs.
+    pub status: Option<u16>,
+    /// `indexable`, `noindex`, `canonicalised` (canonical names another
+    /// URL), `non_200` or `error`.
+    pub indexability: &'static str,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub h1: Option<String>,
+    /// Resolved canonical URL: the HTML `<link rel=canonical>`, else the
+    /// HTTP `Link` header.
+    pub canonical: Option<String>,
+    /// `html` or `http`.
+    pub canonical_source: Option<&'static str>,
+    pub noindex: bool,
+    /// `meta` or `x-robots-tag` (the first found).
+    pub noindex_source: Option<&'static str>,
+    /// Words of main text; absent for pages that failed.
+    pub words: Option<usize>,
+    pub thin: bool,
+    /// The most similar other page at or above the threshold.
+    pub closest_page: Option<usize>,
+    pub closest_url: Option<String>,
+    /// Exact Jaccard with `closest_page`.
+    pub closest_similarity: Option<f64>,
+    /// Other pages at or above the threshold.
+    pub near_duplicates: usize,
+    pub cluster: Option<usize>,
+    /// Why the page could not be analysed.
+    pub error: Option<String>,
+}
+
+/// A member of a cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditMember {
+    pub page: usize,
+    pub url: String,
+    pub representative: bool,
+    /// Exact Jaccard with the representative.
+    pub similarity: f64,
+    /// Share of this member's shingles found in the representative.
+    pub containment: f64,
+    /// Same normalized text as the representative.
+    pub exact: bool,
+}
+
+/// A finding about a cluster's canonical setup.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Issue {
+    /// Stable code, listed in `docs/audit-schema.md`.
+    pub code: &'static str,
+    pub message: String,
+    /// The pages concerned.
+    pub pages: Vec<usize>,
+}
+
+/// A cluster of duplicate pages and its canonical verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditCluster {
+    pub id: usize,
+    /// `exact` when every member has the same text, else `near`.
+    pub kind: &'static str,
+    pub size: usize,
+    pub representative: usize,
+    /// `handled` (one URL is left to index) or `problem`.
+    pub status: &'static str,
+    /// For handled clusters: `canonical`, `noindex` or `canonical+noindex`.
+    pub handled_by: Option<&'static str>,
+    /// The one URL the members agree on, when they do.
+    pub canonical_target: Option<String>,
+    /// Lowest member similarity to the representative.
+    pub min_similarity: f64,
+    pub issues: Vec<Issue>,
+    pub members: Vec<AuditMember>,
+}
+
+/// Indexable pages sharing a title, description or h1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValueGroup {
+    /// The value as the first page writes it.
+    pub value: String,
+    pub pages: Vec<usize>,
+}
+
+/// A page that could not be analysed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorRow {
+    pub page: usize,
+    pub url: String,
+    pub status: Option<u16>,
+    pub kind: String,
+    pub message: String,
+}
+
+/// Everything an audit reports; serialized as `report.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Audit {
+    pub schema_version: u32,
+    pub generator: String,
+    pub settings: AuditSettings,
+    pub summary: AuditSummary,
+    pub pages: Vec<PageRow>,
+    pub clusters: Vec<AuditCluster>,
+    pub duplicate_titles: Vec<ValueGroup>,
+    pub duplicate_descriptions: Vec<ValueGroup>,
+    pub duplicate_h1s: Vec<ValueGroup>,
+    /// Pages under `settings.thin_words` words, fewest first.
+    pub thin_pages: Vec<usize>,
+    pub errors: Vec<ErrorRow>,
+}
+
+/// Rounds to 4 decimals: enough to rank pages, stable in snapshots.
+fn round(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+/// True when robots directives (a meta tag or an `X-Robots-Tag` value, which
+/// may name a bot: `googlebot: noindex`) forbid indexing.
+pub fn forbids_indexing(directives: &str) -> bool {
+    directives.split([',', ';']).any(|d| {
+        let d = d.rsplit(':').next().unwrap_or(d).trim().to_ascii_lowercase();
+        d == "noindex" || d == "none"
+    })
+}
+
+impl Audit {
+    /// Builds the audit model. `fetches` may be empty (local files). Pages
+    /// come in input order, fetched or failed.
+    pub fn build(
+        corpus: &Corpus,
+        clustering: &Clustering,
+        fetches: &[FetchRecord],
+        config: &Config,
+        audit: &AuditConfig,
+    ) -> Audit {
+        let by_id: HashMap<&str, &FetchRecord> = fetches.iter().map(|r| (r.id.as_str(), r)).collect();
+
+        // Pages in input order: analysed documents and failures interleaved.
+        enum Src<'a> {
+            Doc(usize),
+            Err(&'a crate::error::DocError),
+        }
+        let mut order: Vec<(usize, Src)> =
+            corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
+        order.extend(corpus.errors.iter().map(|e| (e.order, Src::Err(e))));
+        order.sort_by_key(|(o, _)| *o);
+
+        let mut page_of_doc = vec![0usize; corpus.docs.len()];
+        let mut pages = Vec::with_capacity(order.len());
+        let mut errors = Vec::new();
+        for (n, (_, src)) in order.iter().enumerate() {
+            let (id, record) = match src {
+                Src::Doc(i) => (corpus.docs[*i].id.as_str(), by_id.get(corpus.docs[*i].id.as_str()).copied()),
+                Src::Err(e) => (e.id.as_str(), by_id.get(e.id.as_str()).copied()),
+            };
+            let url =
+                record.and_then(|r| r.final_url.clone().or_else(|| r.url.clone())).unwrap_or_else(|| id.to_string());
+            let status = record.and_then(|r| r.status);
+            let mut row = PageRow {
+                page: n,
+                input: (url != id).then(|| id.to_string()),
+                url,
+                status,
+                indexability: "indexable",
+                title: None,
+                description: None,
+                h1: None,
+                canonical: None,
+                canonical_source: None,
+                noindex: false,
+                noindex_source: None,
+                words: None,
+                thin: false,
+                closest_page: None,
+                closest_url: None,
+                closest_similarity: None,
+                near_duplicates: 0,
+                cluster: None,
+                error: None,
+            };
+            if let Some(r) = record {
+                if let Some(c) = &r.canonical {
+                    row.canonical = Some(c.clone());
+                    row.canonical_source = Some("http");
+                }
+                if r.x_robots_tag.as_deref().is_some_and(forbids_indexing) {
+                    row.noindex = true;
+                    row.noindex_source = Some("x-robots-tag");
+                }
+            }
+            match src {
+                Src::Doc(i) => {
+                    let d = &corpus.docs[*i];
+                    page_of_doc[*i] = n;
+                    row.words = Some(d.word_count);
+                    row.thin = d.word_count < audit.thin_words;
+                    if let Some(m) = &d.meta {
+                        row.title = m.title.clone();
+                        row.description = m.description.clone();
+                        row.h1 = m.h1.clone();
+                        // The page's own tag wins over the header: it is what
+                        // the site's authors wrote for this page.
+                        if let Some(c) = &m.canonical {
+                            row.canonical = Some(c.clone());
+                            row.canonical_source = Some("html");
+                        }
+                        if m.noindex && !row.noindex {
+                            row.noindex = true;
+                            row.noindex_source = Some("meta");
+                        }
+                    } else {
+                        row.title = d.title.clone();
+                    }
+                }
+                Src::Err(e) => {
+                    row.error = Some(format!("{}: {}", e.kind, e.message));
+                    errors.push(ErrorRow {
+                        page: n,
+                        url: row.url.clone(),
+                        status,
+                        kind: e.kind.as_str().to_string(),
+                        message: e.message.clone(),
+                    });
+                }
+            }
+            row.indexability = if row.error.is_some() {
+                if status.is_some_and(|s| s != 200) { "non_200" } else { "error" }
+            } else if row.noindex {
+                "noindex"
+            } else if row.canonical.as_deref().is_some_and(|c| !canonical::same_url(c, &row.url)) {
+                "canonicalised"
+            } else {
+                "indexable"
+            };
+            pages.push(row);
+        }
+
+        fill_matches(&mut pages, corpus, clustering, &page_of_doc);
+
+        let statuses = canonical::StatusIndex::new(&pages, fetches);
+        let clusters: Vec<AuditCluster> = clustering
+            .clusters
+            .iter()
+            .map(|c| {
+                let members: Vec<AuditMember> = c
+                    .members
+                    .iter()
+                    .map(|m| AuditMember {
+                        page: page_of_doc[m.doc],
+                        url: pages[page_of_doc[m.doc]].url.clone(),
+                        representative: m.doc == c.representative,
+                        similarity: round(m.jaccard),
+                        containment: round(m.containment),
+                        exact: m.exact,
+                    })
+                    .collect();
+                for m in &members {
+                    pages[m.page].cluster = Some(c.id);
+                }
+                let verdict = canonical::analyse(&members, &pages, &statuses);
+                AuditCluster {
+                    id: c.id,
+                    kind: if c.is_exact() { "exact" } else { "near" },
+                    size: members.len(),
+                    representative: page_of_doc[c.representative],
+                    status: if verdict.issues.is_empty() { "handled" } else { "problem" },
+                    handled_by: verdict.handled_by,
+                    canonical_target: verdict.target,
+                    min_similarity: members.iter().map(|m| m.similarity).fold(1.0, f64::min),
+                    issues: verdict.issues,
+                    members,
+                }
+            })
+            .collect();
+
+        let duplicate_titles = value_groups(&pages, |p| p.title.as_deref());
+        let duplicate_descriptions = value_groups(&pages, |p| p.description.as_deref());
+        let duplicate_h1s = value_groups(&pages, |p| p.h1.as_deref());
+        let mut thin_pages: Vec<usize> = pages.iter().filter(|p| p.thin).map(|p| p.page).collect();
+        thin_pages.sort_by_key(|&p| (pages[p].words, p));
+
+        let mut exact: HashMap<[u8; 16], usize> = HashMap::new();
+        for d in &corpus.docs {
+            *exact.entry(d.digest).or_default() += 1;
+        }
+        let analysed = corpus.docs.len();
+        let pages_in_clusters: usize = clusters.iter().map(|c| c.size).sum();
+        let ok = || pages.iter().filter(|p| p.error.is_none());
+        let summary = AuditSummary {
+            pages: pages.len(),
+            analysed,
+            errors: errors.len(),
+            exact_groups: exact.values().filter(|&&n| n > 1).count(),
+            exact_duplicate_pages: exact.values().filter(|&&n| n > 1).sum(),
+            clusters: clusters.len(),
+            near_clusters: clusters.iter().filter(|c| c.kind == "near").count(),
+            pages_in_clusters,
+            share_affected: if analysed == 0 { 0.0 } else { round(pages_in_clusters as f64 / analysed as f64) },
+            clusters_handled: clusters.iter().filter(|c| c.status == "handled").count(),
+            clusters_with_problems: clusters.iter().filter(|c| c.status == "problem").count(),
+            duplicate_title_groups: duplicate_titles.len(),
+            duplicate_description_groups: duplicate_descriptions.len(),
+            duplicate_h1_groups: duplicate_h1s.len(),
+            thin_pages: thin_pages.len(),
+            noindex_pages: ok().filter(|p| p.noindex).count(),
+            canonicalised_pages: ok().filter(|p| p.indexability == "canonicalised").count(),
+            missing_titles: ok().filter(|p| p.title.is_none()).count(),
+            missing_descriptions: ok().filter(|p| p.description.is_none()).count(),
+            missing_h1s: ok().filter(|p| p.h1.is_none()).count(),
+        };
+        Audit {
+            schema_version: AUDIT_SCHEMA_VERSION,
+            generator: format!("webdup {}", env!("CARGO_PKG_VERSION")),
+            settings: AuditSettings {
+                threshold: config.threshold,
+                shingle_size: config.shingle_size,
+                extractor: config.extract.extractor.as_str().to_string(),
+                thin_words: audit.thin_words,
+            },
+            summary,
+            pages,
+            clusters,
+            duplicate_titles,
+            duplicate_descriptions,
+            duplicate_h1s,
+            thin_pages,
+            errors,
+        }
+    }
+
+    /// Writes `report.json`.
+    pub fn write_json(&self, out: &mut dyn Write) -> Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    /// Writes the four report files into `dir` (created if missing).
+    pub fn write_dir(&self, texts: &AuditTexts, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let file = |name: &str| -> Result<std::io::BufWriter<std::fs::File>> {
+            Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))
+        };
+        let mut w = file("report.json")?;
+        self.write_json(&mut w)?;
+        w.flush()?;
+        let mut w = file("pages.csv")?;
+        csv::write_pages(self, &mut w)?;
+        w.flush()?;
+        let mut w = file("clusters.csv")?;
+        csv::write_clusters(self, &mut w)?;
+        w.flush()?;
+        let mut w = file("report.html")?;
+        html::write(self, texts, &mut w)?;
+        w.flush()?;
+        Ok(())
+    }
+}
+
+/// Fills each page's closest match and near-duplicate count from the
+/// confirmed pairs. Exact copies only link to the first copy of their text
+/// and only first copies take part in the near search, so counts go through
+/// the groups of copies: a page is near every other copy of its text, and
+/// near every copy of each text its text is near.
+fn fill_matches(pages: &mut [PageRow], corpus: &Corpus, clustering: &Clustering, page_of_doc: &[usize]) {
+    let docs = &corpus.docs;
+    let mut first: HashMap<[u8; 16], usize> = HashMap::new();
+    let mut group = vec![0usize; docs.len()];
+    let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
+    for (i, d) in docs.iter().enumerate() {
+        let g = *first.entry(d.digest).or_insert(i);
+        group[i] = g;
+        copies[g].push(i);
+    }
+    let mut near: Vec<Vec<(usize, f64)>> = vec![Vec::new(); docs.len()];
+    for e in &clustering.edges {
+        let (a, b) = (group[e.a as usize], group[e.b as usize]);
+        if a != b {
+            let j = e.overlap.jaccard();
+            near[a].push((b, j));
+            near[b].push((a, j));
+        }
+    }
+    for i in 0..docs.len() {
+        let g = group[i];
+        let others = copies[g].len() - 1;
+        let count = others + near[g].iter().map(|&(h, _)| copies[h].len()).sum::<usize>();
+        let closest = if others > 0 {
+            copies[g].iter().find(|&&c| c != i).map(|&c| (c, 1.0))
+        } else {
+            near[g].iter().copied().max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+        };
+        let p = &mut pages[page_of_doc[i]];
+        p.near_duplicates = count;
+        if let Some((c, j)) = closest {
+            p.closest_page = Some(page_of_doc[c]);
+            p.closest_similarity = Some(round(j));
+        }
+    }
+    for i in 0..pages.len() {
+        if let Some(c) = pages[i].closest_page {
+            pages[i].closest_url = Some(pages[c].url.clone());
+        }
+    }
+}
+
+/// Groups of two or more analysed, indexable pages whose value is the same
+/// after folding case and whitespace. Pages that are noindex or canonicalised
+/// elsewhere are left out: search engines do not show them, so their titles
+/// compete with nothing.
+fn value_groups(pages: &[PageRow], value: impl Fn(&PageRow) -> Option<&str>) -> Vec<ValueGroup> {
+    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    for p in pages.iter().filter(|p| p.indexability == "indexable") {
+        if let Some(v) = value(p) {
+            let key = v.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+            if !key.is_empty() {
+                groups.entry(key).or_default().push(p.page);
+            }
+        }
+    }
+    let mut out: Vec<ValueGroup> = groups
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| ValueGroup { value: value(&pages[g[0]]).unwrap_or_default().to_string(), pages: g })
+        .collect();
+    out.sort_by(|a, b| b.pages.len().cmp(&a.pages.len()).then(a.pages[0].cmp(&b.pages[0])));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robots_directives_with_and_without_bot_names() {
+        assert!(forbids_indexing("noindex, follow"));
+        assert!(forbids_indexing("googlebot: noindex"));
+        assert!(forbids_indexing("NONE"));
+        assert!(!forbids_indexing("index, follow"));
+        assert!(!forbids_indexing("unavailable_after: 25 Jun 2010 15:00:00 PST"));
+    }
+}

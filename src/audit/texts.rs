@@ -1,0 +1,194 @@
+//! The main texts of clustered pages, compactly, for the report's diff view.
+//!
+//! Near duplicates are mostly the same words, so each cluster's
+//! representative text is stored once (its `base`) and every member as an
+//! edit script against it: runs of base words to copy (`[start, len]`) and
+//! literal words (a string of space-separated words). A 10,000-page report
+//! then carries about one text per cluster instead of one per member. The
+//! browser rebuilds any member's words from its script and diffs any two
+//! members itself, so every pair of a cluster can be compared.
+//!
+//! Words are whitespace-separated tokens; a line break becomes the token
+//! `"\n"` so paragraphs survive.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
+
+use super::Audit;
+use crate::engine::{Clustering, Corpus};
+
+/// Longest text kept, in words: enough for any real article; a 10 MB page
+/// would otherwise dominate the report.
+pub const MAX_WORDS: usize = 20_000;
+
+/// Time allowed for one member's diff against its base; past it `similar`
+/// returns a coarser (still correct) script.
+const DIFF_DEADLINE: Duration = Duration::from_millis(200);
+
+/// One step of an edit script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Copy `len` base words from `start`.
+    Copy { start: usize, len: usize },
+    /// Words not in the base, space-separated.
+    Words(String),
+}
+
+impl Serialize for Op {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Op::Copy { start, len } => {
+                let mut seq = s.serialize_seq(Some(2))?;
+                seq.serialize_element(start)?;
+                seq.serialize_element(len)?;
+                seq.end()
+            }
+            Op::Words(w) => s.serialize_str(w),
+        }
+    }
+}
+
+/// A page's text as an edit script against a base.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageText {
+    pub page: usize,
+    pub base: usize,
+    pub ops: Vec<Op>,
+}
+
+/// The texts of every clustered page.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AuditTexts {
+    /// One per cluster: its representative's words, space-separated.
+    pub bases: Vec<String>,
+    pub pages: Vec<PageText>,
+}
+
+/// Splits a text into words, with `"\n"` for each run of line breaks.
+pub fn tokens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let before = out.len();
+        if !out.is_empty() {
+            out.push("\n");
+        }
+        out.extend(line.split_whitespace());
+        if out.len() == before + 1 {
+            out.pop(); // a blank line: no break of its own
+        }
+        if out.len() >= MAX_WORDS {
+            out.truncate(MAX_WORDS);
+            break;
+        }
+    }
+    out
+}
+
+/// Rebuilds a page's words from its script (what the report's script does).
+pub fn rebuild<'a>(base: &'a str, ops: &'a [Op]) -> Vec<&'a str> {
+    let base: Vec<&str> = base.split(' ').filter(|w| !w.is_empty()).collect();
+    let mut out = Vec::new();
+    for op in ops {
+        match op {
+            Op::Copy { start, len } => out.extend(base.iter().skip(*start).take(*len).copied()),
+            Op::Words(w) => out.extend(w.split(' ').filter(|w| !w.is_empty())),
+        }
+    }
+    out
+}
+
+fn script(base: &[&str], words: &[&str]) -> Vec<Op> {
+    let ops = capture_diff_slices_deadline(Algorithm::Myers, base, words, Some(Instant::now() + DIFF_DEADLINE));
+    let mut out: Vec<Op> = Vec::new();
+    let push_words = |out: &mut Vec<Op>, ws: &[&str]| {
+        if ws.is_empty() {
+            return;
+        }
+        if let Some(Op::Words(w)) = out.last_mut() {
+            w.push(' ');
+            w.push_str(&ws.join(" "));
+        } else {
+            out.push(Op::Words(ws.join(" ")));
+        }
+    };
+    for op in ops {
+        match op {
+            DiffOp::Equal { old_index, len, .. } => out.push(Op::Copy { start: old_index, len }),
+            DiffOp::Delete { .. } => {}
+            DiffOp::Insert { new_index, new_len, .. } | DiffOp::Replace { new_index, new_len, .. } => {
+                push_words(&mut out, &words[new_index..new_index + new_len])
+            }
+        }
+    }
+    out
+}
+
+impl AuditTexts {
+    /// Scripts for every member of every cluster. Needs a corpus built with
+    /// [`crate::engine::Config::keep_pages`]; pages without a kept text get
+    /// an empty script.
+    pub fn build(corpus: &Corpus, clustering: &Clustering, audit: &Audit) -> AuditTexts {
+        use rayon::prelude::*;
+        let per_cluster: Vec<(String, Vec<PageText>)> = clustering
+            .clusters
+            .par_iter()
+            .zip(audit.clusters.par_iter())
+            .enumerate()
+            .map(|(n, (c, ac))| {
+                let text_of = |doc: usize| corpus.docs[doc].text.as_deref().unwrap_or_default();
+                let base = tokens(text_of(c.representative));
+                let pages = c
+                    .members
+                    .iter()
+                    .zip(&ac.members)
+                    .map(|(m, am)| {
+                        let ops = if m.doc == c.representative {
+                            vec![Op::Copy { start: 0, len: base.len() }]
+                        } else {
+                            script(&base, &tokens(text_of(m.doc)))
+                        };
+                        PageText { page: am.page, base: n, ops }
+                    })
+                    .collect();
+                (base.join(" "), pages)
+            })
+            .collect();
+        let mut texts = AuditTexts::default();
+        for (base, pages) in per_cluster {
+            texts.bases.push(base);
+            texts.pages.extend(pages);
+        }
+        texts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_rebuild_the_member_text() {
+        let base_text = "The river path was restored.\nVolunteers came from the village every weekend.";
+        let member =
+            "The river path was finally restored.\n\nVolunteers came from two villages every weekend. New line.";
+        let base = tokens(base_text);
+        let words = tokens(member);
+        assert_eq!(words.iter().filter(|w| **w == "\n").count(), 1, "blank lines fold into one break");
+        let ops = script(&base, &words);
+        let joined = base.join(" ");
+        assert_eq!(rebuild(&joined, &ops), words);
+        assert!(ops.iter().any(|o| matches!(o, Op::Copy { len, .. } if *len >= 4)), "{ops:?}");
+        assert_eq!(serde_json::to_string(&Op::Copy { start: 3, len: 2 }).unwrap(), "[3,2]");
+    }
+
+    #[test]
+    fn empty_and_huge_texts() {
+        assert!(tokens("").is_empty());
+        assert_eq!(rebuild("", &script(&[], &[])), Vec::<&str>::new());
+        let huge = "word ".repeat(MAX_WORDS * 2);
+        assert_eq!(tokens(&huge).len(), MAX_WORDS);
+    }
+}

@@ -1,0 +1,405 @@
+//! `webdup audit` end to end: the binary audits `fixtures/audit-site`, served
+//! by a real HTTP server on 127.0.0.1 (statuses, `Link` canonicals and
+//! `X-Robots-Tag` only exist over HTTP), through its generated sitemap.
+//! Expectations stated in the fixture pages' `expect` comments are asserted
+//! one by one; the JSON, both CSVs and the HTML's outline are snapshotted;
+//! headless Chromium opens the HTML from disk.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use axum::extract::Path as UrlPath;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+const SITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/audit-site");
+
+/// Every page of the fixture site, relative to its root, sorted.
+fn site_pages() -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walk(Path::new(SITE)) {
+        let rel = e.strip_prefix(SITE).unwrap().to_string_lossy().replace('\\', "/");
+        if rel.ends_with(".html") {
+            out.push(rel);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+async fn serve_path(UrlPath(path): UrlPath<String>, headers: HeaderMap) -> Response {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1").to_string();
+    if path == "sitemap.xml" {
+        let mut xml = String::from(
+            r#"<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
+        );
+        let mut pages = site_pages();
+        // Two URLs the server answers with 404.
+        pages.push("events/winter-market-old.html".into());
+        pages.push("missing.html".into());
+        for p in pages {
+            xml.push_str(&format!("<url><loc>http://{host}/{p}</loc></url>"));
+        }
+        xml.push_str("</urlset>");
+        return ([(header::CONTENT_TYPE, "application/xml")], xml).into_response();
+    }
+    if path.split('/').any(|s| s == ".." || s.is_empty()) {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    let Ok(body) = std::fs::read(Path::new(SITE).join(&path)) else {
+        return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/html")], "<h1>Not found</h1>").into_response();
+    };
+    let mut response = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    let h = response.headers_mut();
+    if path == "guides/garden-guide-print.html" {
+        h.insert(header::LINK, HeaderValue::from_static(r#"</guides/garden-guide.html>; rel="canonical""#));
+    }
+    if path.starts_with("tag/") {
+        h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+    }
+    response
+}
+
+/// Serves the fixture site on 127.0.0.1 and returns the port.
+fn serve() -> u16 {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let app = axum::Router::new().route("/{*path}", axum::routing::get(serve_path));
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
+}
+
+struct Run {
+    port: u16,
+    dir: tempfile::TempDir,
+    json: Value,
+}
+
+/// Audits the site once per test process; the tests read the same report.
+fn run() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let port = serve();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("report");
+        let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+            .args(["audit", &format!("http://127.0.0.1:{port}/sitemap.xml"), "--out"])
+            .arg(&out)
+            .args(["--delay", "0", "--per-host", "4", "--thin-words", "150", "--quiet"])
+            .output()
+            .expect("run webdup");
+        assert_eq!(o.status.code(), Some(1), "two pages are 404: {}", String::from_utf8_lossy(&o.stderr));
+        let json = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+        Run { port, dir, json }
+    })
+}
+
+fn read(name: &str) -> String {
+    let r = run();
+    std::fs::read_to_string(r.dir.path().join("report").join(name))
+        .unwrap()
+        .replace(&format!("127.0.0.1:{}", r.port), "127.0.0.1:PORT")
+}
+
+/// The page index of a fixture path.
+fn page(path: &str) -> u64 {
+    let r = run();
+    let url = format!("http://127.0.0.1:{}/{path}", r.port);
+    r.json["pages"].as_array().unwrap().iter().find(|p| p["url"] == url.as_str()).unwrap_or_else(|| panic!("{url}"))
+        ["page"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The cluster holding a fixture page.
+fn cluster_of(path: &str) -> &'static Value {
+    let p = page(path);
+    run().json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["members"].as_array().unwrap().iter().any(|m| m["page"] == p))
+        .unwrap_or_else(|| panic!("{path} is in no cluster"))
+}
+
+fn members(c: &Value) -> Vec<u64> {
+    let mut m: Vec<u64> = c["members"].as_array().unwrap().iter().map(|m| m["page"].as_u64().unwrap()).collect();
+    m.sort();
+    m
+}
+
+fn codes(c: &Value) -> Vec<&str> {
+    c["issues"].as_array().unwrap().iter().map(|i| i["code"].as_str().unwrap()).collect()
+}
+
+fn pages_of(paths: &[&str]) -> Vec<u64> {
+    let mut v: Vec<u64> = paths.iter().map(|p| page(p)).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn audit_finds_what_the_fixture_pages_expect() {
+    let j = &run().json;
+    assert_eq!(j["schema_version"], 1);
+    let s = &j["summary"];
+    assert_eq!(s["pages"], 22, "20 pages and two 404s");
+    assert_eq!(s["errors"], 2);
+    assert_eq!(s["clusters"], 5);
+
+    let widgets = cluster_of("widgets/blue-widget.html");
+    assert_eq!(
+        members(widgets),
+        pages_of(&["widgets/blue-widget.html", "widgets/blue-widget-copy.html", "print/blue-widget.html"])
+    );
+    assert_eq!(widgets["status"], "problem");
+    assert_eq!(codes(widgets), ["self_canonical", "missing_canonical"]);
+
+    let garden = cluster_of("guides/garden-guide.html");
+    assert_eq!(members(garden).len(), 3);
+    assert_eq!(garden["status"], "handled", "{garden:#}");
+    assert_eq!(garden["handled_by"], "canonical");
+    let print = &j["pages"][page("guides/garden-guide-print.html") as usize];
+    assert_eq!(print["canonical_source"], "http");
+    assert_eq!(print["indexability"], "canonicalised");
+
+    let festival = cluster_of("news/river-festival.html");
+    assert_eq!(members(festival).len(), 3);
+    assert_eq!((festival["status"].as_str(), festival["handled_by"].as_str()), (Some("handled"), Some("noindex")));
+    assert_eq!(j["pages"][page("tag/river-festival.html") as usize]["noindex_source"], "x-robots-tag");
+    assert_eq!(j["pages"][page("news/river-festival-archive.html") as usize]["noindex_source"], "meta");
+
+    let kettle = cluster_of("shop/red-kettle.html");
+    assert_eq!(members(kettle), pages_of(&["shop/red-kettle.html", "shop/red-kettle-sale.html"]));
+    assert_eq!(codes(kettle), ["canonical_outside_cluster", "conflicting_canonicals"]);
+
+    let market = cluster_of("events/winter-market.html");
+    assert_eq!(market["kind"], "exact");
+    assert_eq!(codes(market), ["canonical_non_200"]);
+    assert!(market["issues"][0]["message"].as_str().unwrap().contains("HTTP 404"), "{market:#}");
+
+    let groups = |key: &str| -> Vec<Vec<u64>> {
+        j[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["pages"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap()).collect())
+            .collect()
+    };
+    assert_eq!(groups("duplicate_titles"), [pages_of(&["about.html", "team.html"])]);
+    assert_eq!(
+        groups("duplicate_descriptions"),
+        [
+            pages_of(&["about.html", "team.html"]),
+            pages_of(&["widgets/blue-widget-copy.html", "widgets/blue-widget.html"])
+        ]
+    );
+    assert_eq!(
+        groups("duplicate_h1s"),
+        [
+            pages_of(&["print/blue-widget.html", "widgets/blue-widget-copy.html", "widgets/blue-widget.html"]),
+            pages_of(&["faq.html", "help.html"])
+        ]
+    );
+    let mut thin: Vec<u64> = j["thin_pages"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap()).collect();
+    thin.sort();
+    assert_eq!(thin, pages_of(&["careers.html", "contact.html"]));
+
+    // The SEO columns: exact copies are each other's closest match at 100%.
+    let w = &j["pages"][page("widgets/blue-widget.html") as usize];
+    assert_eq!(w["closest_similarity"], 1.0);
+    assert_eq!(w["closest_page"], page("widgets/blue-widget-copy.html"));
+    assert_eq!(w["near_duplicates"], 2);
+    let unique = &j["pages"][page("shop/kettles.html") as usize];
+    assert_eq!((unique["near_duplicates"].as_u64(), unique["closest_page"].as_u64()), (Some(0), None));
+
+    let errors = j["errors"].as_array().unwrap();
+    assert!(errors.iter().all(|e| e["status"] == 404), "{errors:?}");
+}
+
+#[test]
+fn audit_json_and_csv_snapshots() {
+    insta::assert_snapshot!("audit_report_json", read("report.json"));
+    insta::assert_snapshot!("audit_pages_csv", read("pages.csv"));
+    insta::assert_snapshot!("audit_clusters_csv", read("clusters.csv"));
+}
+
+/// The HTML's structure: headings, section ids, table headers, summary
+/// cards, charts (bars and their counts), and the rows of data the script
+/// renders; never the whole file.
+fn html_outline(html: &str) -> String {
+    let doc = scraper::Html::parse_document(html);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    let text = |e: scraper::ElementRef| e.text().collect::<String>().split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    for e in doc.select(&sel("head > title, h1, h2, section, th, .card, svg.chart, table")) {
+        let v = e.value();
+        match v.name() {
+            "section" => out.push_str(&format!("section #{}\n", v.attr("id").unwrap_or("?"))),
+            "table" => out.push_str(&format!("  table #{}\n", v.attr("id").unwrap_or("?"))),
+            "th" => out.push_str(&format!("    th {}\n", text(e))),
+            "svg" => {
+                let counts: Vec<String> = e.select(&sel("text.count")).map(text).collect();
+                let bars = e.select(&sel("rect.bar")).count();
+                out.push_str(&format!(
+                    "  svg #{} bars={bars} counts=[{}]\n",
+                    v.attr("id").unwrap_or("?"),
+                    counts.join(",")
+                ));
+            }
+            _ if v.classes().any(|c| c == "card") => out.push_str(&format!("  card {}\n", text(e))),
+            name => out.push_str(&format!("{name} {}\n", text(e))),
+        }
+    }
+    let data: Value = serde_json::from_str(&doc.select(&sel("#audit-data")).next().unwrap().inner_html()).unwrap();
+    for key in ["pages", "clusters", "titles", "descriptions", "h1s", "thin", "errors", "bases", "texts"] {
+        out.push_str(&format!("data {key}: {}\n", data[key].as_array().unwrap().len()));
+    }
+    out
+}
+
+#[test]
+fn audit_html_is_self_contained_and_keeps_its_outline() {
+    let html = read("report.html");
+    // Self-contained: no external scripts, styles, images or fonts.
+    for needle in ["<script src", "<link", "<img", "@import", "url(http", "<iframe"] {
+        assert!(!html.contains(needle), "report.html has {needle}");
+    }
+    assert_eq!(html.matches("<script").count(), 2, "the data and the inline script");
+    insta::assert_snapshot!("audit_html_outline", html_outline(&html));
+}
+
+// ---- A real browser ----
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|name| {
+        std::env::var_os("PATH")
+            .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+    })
+}
+
+/// Runs headless Chromium on `url` with `extra` flags and returns stdout.
+fn headless(browser: &Path, url: &str, extra: &[&str]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            // Lets the report's script finish before the DOM is dumped.
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("run chromium");
+    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn audit_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        if std::env::var("WEBDUP_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+            return;
+        }
+        panic!(
+            "chromium not found: install it (apt-get install -y chromium; .ci/run does) \
+             or set WEBDUP_SKIP_BROWSER=1 to skip this test explicitly"
+        );
+    };
+    let report = run().dir.path().join("report").join("report.html");
+    let (a, b) = (page("widgets/blue-widget.html"), page("print/blue-widget.html"));
+    let url = format!("file://{}#diff={a},{b}", report.display());
+    let dom = headless(&browser, &url, &["--dump-dom"]);
+
+    let doc = scraper::Html::parse_document(&dom);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    let errors = doc.select(&sel("#js-errors")).next().unwrap();
+    assert_eq!(errors.text().collect::<String>(), "", "the page's script reported errors");
+    assert!(dom.contains(r#"data-ready="1""#), "the script did not finish");
+    let clusters = doc.select(&sel("#clusters-table tbody tr.cluster")).count();
+    assert_eq!(clusters as u64, run().json["summary"]["clusters"].as_u64().unwrap());
+    assert!(doc.select(&sel("#pages-table tbody tr")).count() >= 20);
+    // The diff view opened from the URL hash: both URLs, and the edits marked.
+    let head = doc.select(&sel("#diff-a")).next().expect("diff view rendered").text().collect::<String>();
+    assert!(head.ends_with("widgets/blue-widget.html"), "{head}");
+    let ins: String = doc.select(&sel("#diff-view ins")).flat_map(|e| e.text()).collect();
+    let del: String = doc.select(&sel("#diff-view del")).flat_map(|e| e.text()).collect();
+    // "four hundred grams" became "three hundred and ninety grams": "hundred" is kept.
+    assert!(ins.contains("three") && ins.contains("and ninety") && ins.contains("Printed from"), "{ins}");
+    assert_eq!(del, "four");
+
+    // Screenshots for people to look at, kept under target/.
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/audit-browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    for (name, url) in [("report-top.png", format!("file://{}", report.display())), ("report-diff.png", url)] {
+        let file = shots.join(name);
+        let _ = std::fs::remove_file(&file);
+        headless(&browser, &url, &[&format!("--screenshot={}", file.display()), "--window-size=1400,1000"]);
+        let png = std::fs::read(&file).expect("screenshot written");
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name} looks empty");
+    }
+}
+
+#[test]
+fn broken_inputs_are_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    let body = "<p>The lighthouse keeper wrote down the weather every morning at six for forty years.</p>".repeat(20);
+    std::fs::write(site.join("a.html"), format!("<html><head><title>Keeper</title></head><body>{body}</body></html>"))
+        .unwrap();
+    std::fs::write(site.join("b.html"), format!("<html><head><title>Keeper</title></head><body>{body}</body></html>"))
+        .unwrap();
+    std::fs::write(site.join("empty.html"), "").unwrap();
+    std::fs::write(site.join("binary.html"), b"\x00\x01\x02<html>").unwrap();
+    std::fs::write(site.join("deep.html"), "<div>".repeat(100_000)).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["audit", site.to_str().unwrap(), dir.path().join("missing.html").to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["summary"]["errors"], 4, "{:#}", j["errors"]);
+    assert_eq!(j["summary"]["exact_groups"], 1);
+    for f in ["report.html", "pages.csv", "clusters.csv"] {
+        assert!(out.join(f).metadata().unwrap().len() > 0, "{f}");
+    }
+
+    // An output directory that cannot be created is fatal (exit 2).
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["audit", site.to_str().unwrap(), "--quiet", "--out"])
+        .arg(blocker.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the report"));
+}

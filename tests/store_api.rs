@@ -164,3 +164,32 @@ async fn shared_across_tokio_tasks_without_losing_inserts() {
     assert_eq!((s.pages, s.distinct_urls), (200, 200));
     assert!(index.verify().unwrap().is_empty());
 }
+
+#[test]
+fn page_metadata_from_extraction_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config { keep_pages: true, ..config() };
+    let index = Index::open(&dir.path().join("meta.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let body = texts(1, 3).remove(0);
+    let html = format!(
+        "<html><head><title>Blue widget</title><meta name=description content='A sturdy desk organiser'>\
+         <meta name=robots content='noindex, follow'><link rel=canonical href='https://shop.example/widget'></head>\
+         <body><h1>The blue widget</h1><article><p>{body}</p></article></body></html>"
+    );
+    let raw = webdup::source::RawDocument {
+        id: "https://shop.example/widget?print=1".into(),
+        order: 0,
+        format: webdup::source::Format::Html,
+        body: html,
+    };
+    let f = fp.fingerprint(raw).unwrap();
+    index.insert(&Page::new("c1", "https://shop.example/widget?print=1", f)).unwrap();
+    let stored = index.get("https://shop.example/widget?print=1").unwrap();
+    let m = &stored[0].meta;
+    assert_eq!(m.title.as_deref(), Some("Blue widget"));
+    assert_eq!(m.description.as_deref(), Some("A sturdy desk organiser"));
+    assert_eq!(m.h1.as_deref(), Some("The blue widget"));
+    assert_eq!(m.canonical.as_deref(), Some("https://shop.example/widget"));
+    assert_eq!(m.noindex, Some(true));
+}

@@ -121,7 +121,9 @@ struct AddSummary<'a> {
 }
 
 fn add(crawl: &str, inputs: &[String], batch: usize, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitCode> {
-    let config = common.to_config()?;
+    // Page metadata (canonical, noindex, description, h1) is stored; texts
+    // are held only for one batch at a time.
+    let config = webdup::Config { keep_pages: true, ..common.to_config()? };
     let index = Index::open(path, &config)?;
     if crawl.trim().is_empty() {
         anyhow::bail!("--crawl must not be empty");

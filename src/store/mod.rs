@@ -181,7 +181,9 @@ pub fn now() -> i64 {
 
 impl Page {
     /// A page with content; its title comes from the fingerprint.
-    pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
+    pub fn new(crawl: impl Into<String>, url: impl Into<String>, mut fingerprint: Fingerprint) -> Page {
+        // The text is not stored; drop it before the page waits in a batch.
+        fingerprint.text = None;
         Page {
             crawl: crawl.into(),
             url: url.into(),
@@ -190,7 +192,16 @@ impl Page {
             fetched_at: now(),
             error_kind: None,
             error: None,
-            meta: PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
+            meta: match fingerprint.meta.as_deref() {
+                Some(m) => PageMeta {
+                    title: m.title.clone().or_else(|| fingerprint.title.clone()),
+                    canonical: m.canonical.clone(),
+                    noindex: Some(m.noindex),
+                    description: m.description.clone(),
+                    h1: m.h1.clone(),
+                },
+                None => PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
+            },
             fingerprint: Some(fingerprint),
         }
     }
@@ -219,8 +230,16 @@ impl Page {
     pub fn with_fetch(mut self, record: &FetchRecord) -> Page {
         self.final_url = record.final_url.clone();
         self.status = record.status;
-        if record.canonical.is_some() {
+        // The page's own <link rel=canonical> wins over the Link header, as
+        // in the audit.
+        if self.meta.canonical.is_none() {
             self.meta.canonical = record.canonical.clone();
+        }
+        if let Some(tag) = &record.x_robots_tag {
+            let lower = tag.to_ascii_lowercase();
+            if lower.contains("noindex") || lower.split([',', ' ']).any(|d| d.trim() == "none") {
+                self.meta.noindex = Some(true);
+            }
         }
         if let Some(e) = &record.error {
             self.error_kind = Some(e.kind.as_str().into());

@@ -169,7 +169,7 @@ async fn shared_across_tokio_tasks_without_losing_inserts() {
 fn page_metadata_from_extraction_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config { keep_pages: true, ..config() };
-    let index = Index::open(&dir.path().join("meta.db"), &config).unwrap();
+    let index = Index::open(dir.path().join("meta.db"), &config).unwrap();
     let fp = Fingerprinter::new(&config);
     let body = texts(1, 3).remove(0);
     let html = format!(

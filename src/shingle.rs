@@ -115,8 +115,9 @@ pub struct Shingles {
     pub word_count: usize,
     /// Distinct shingle hashes, sorted ascending.
     pub hashes: Vec<u64>,
-    /// Word hashes in text order, after stopwords and stemming (SimHash features).
-    pub words: Vec<u64>,
+    /// Every shingle occurrence, repeats kept (SimHash features: a shingle
+    /// seen twice weighs twice, term-frequency weighting).
+    pub occurrences: Vec<u64>,
     /// MD5 of the normalized word sequence.
     pub digest: [u8; 16],
 }
@@ -235,20 +236,28 @@ impl Shingler {
                 }
             }
         });
-        let hashes = shingle_hashes(&word_hashes, self.config.size);
-        Shingles { word_count, hashes, words: word_hashes, digest: md5.finalize().into() }
+        let occurrences = shingle_occurrences(&word_hashes, self.config.size);
+        let mut hashes = occurrences.clone();
+        hashes.sort_unstable();
+        hashes.dedup();
+        Shingles { word_count, hashes, occurrences, digest: md5.finalize().into() }
     }
 }
 
-/// Hashes every window of `size` word hashes; a text shorter than `size`
-/// words gives one shorter shingle. Returns distinct hashes, sorted.
-pub fn shingle_hashes(word_hashes: &[u64], size: usize) -> Vec<u64> {
+/// The shingle hash of every window of `size` word hashes, in text order; a
+/// text shorter than `size` words gives one shorter shingle.
+pub fn shingle_occurrences(word_hashes: &[u64], size: usize) -> Vec<u64> {
     let size = size.max(1);
-    let mut out: Vec<u64> = if word_hashes.len() < size {
+    if word_hashes.len() < size {
         if word_hashes.is_empty() { Vec::new() } else { vec![combine(word_hashes)] }
     } else {
         word_hashes.windows(size).map(combine).collect()
-    };
+    }
+}
+
+/// Distinct shingle hashes of a word-hash sequence, sorted.
+pub fn shingle_hashes(word_hashes: &[u64], size: usize) -> Vec<u64> {
+    let mut out = shingle_occurrences(word_hashes, size);
     out.sort_unstable();
     out.dedup();
     out
@@ -303,7 +312,7 @@ pub fn fmix64(mut k: u64) -> u64 {
     k ^ (k >> 33)
 }
 
-/// Distinct word hashes with their counts, sorted by hash.
+/// Distinct hashes (shingles or words) with their counts, sorted by hash.
 pub fn term_counts(mut word_hashes: Vec<u64>) -> Vec<(u64, u32)> {
     word_hashes.sort_unstable();
     let mut out: Vec<(u64, u32)> = Vec::new();
@@ -371,9 +380,9 @@ mod tests {
     }
 
     #[test]
-    fn term_counts_are_per_distinct_word() {
-        let s = Shingler::new(ShingleConfig::default());
-        let terms = term_counts(s.shingle("b a b c b").words);
+    fn term_counts_are_per_distinct_shingle() {
+        let s = Shingler::new(ShingleConfig { size: 1, ..Default::default() });
+        let terms = term_counts(s.shingle("b a b c b").occurrences);
         assert_eq!(terms.len(), 3);
         assert_eq!(terms.iter().map(|t| t.1).sum::<u32>(), 5);
     }

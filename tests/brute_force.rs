@@ -57,8 +57,12 @@ fn corpus_config() -> SynthConfig {
 
 /// Returns (recall, number of true pairs) and asserts precision is exact.
 fn check(method: Method) -> (f64, usize) {
+    check_with(Config { method, ..Config::default() })
+}
+
+fn check_with(config: Config) -> (f64, usize) {
     let texts = synth::corpus(&corpus_config());
-    let config = Config { method, ..Config::default() }.validate().unwrap();
+    let config = config.validate().unwrap();
     let corpus = build(&texts, &config);
     let truth = exact_pairs(&corpus, config.threshold);
     let found = engine::find_duplicates(&corpus, &config);
@@ -100,11 +104,14 @@ fn both_methods_find_the_exact_pairs() {
 
 #[test]
 fn simhash_alone_recall_is_measured() {
-    // SimHash at distance 3 is a weaker candidate filter; its recall is
-    // reported, and only required not to be negligible.
-    let (recall, n) = check(Method::SimHash);
-    println!("simhash recall {recall:.4} over {n} true pairs");
-    assert!(recall > 0.2, "recall {recall}");
+    // SimHash over shingles at distance 3 only catches very close copies:
+    // a pair at Jaccard 0.8 is about 10 bits apart on average. Its recall is
+    // reported at the default distance and a wider one, and must grow with it.
+    let (at3, n) = check(Method::SimHash);
+    let (at8, _) = check_with(Config { method: Method::SimHash, max_hamming: 8, ..Config::default() });
+    println!("simhash recall {at3:.4} at distance 3, {at8:.4} at distance 8, over {n} true pairs");
+    assert!(at3 > 0.1, "recall {at3}");
+    assert!(at8 > at3 + 0.2, "recall {at3} -> {at8}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! 64-bit SimHash (Charikar), over a document's words weighted by frequency.
+//! 64-bit SimHash (Charikar), over a document's shingles weighted by frequency.
 //!
 //! Each bit of the fingerprint is the sign of the weighted sum of that bit
 //! across all features, so documents with mostly the same words get

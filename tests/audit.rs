@@ -5,6 +5,8 @@
 //! one by one; the JSON, both CSVs and the HTML's outline are snapshotted;
 //! headless Chromium opens the HTML from disk.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -73,17 +75,7 @@ async fn serve_path(UrlPath(path): UrlPath<String>, headers: HeaderMap) -> Respo
 
 /// Serves the fixture site on 127.0.0.1 and returns the port.
 fn serve() -> u16 {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let app = axum::Router::new().route("/{*path}", axum::routing::get(serve_path));
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    support::serve_on_loopback(axum::Router::new().route("/{*path}", axum::routing::get(serve_path)))
 }
 
 struct Run {

@@ -2,6 +2,8 @@
 //! from a real HTTP server on 127.0.0.1 and must find the same clusters as
 //! when it reads the same pages from disk.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -24,17 +26,7 @@ async fn page(UrlPath(name): UrlPath<String>) -> impl IntoResponse {
 
 /// Serves `fixtures/example/NAME` at `/site/NAME` and returns the port.
 fn serve() -> u16 {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let app = axum::Router::new().route("/site/{name}", axum::routing::get(page));
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    support::serve_on_loopback(axum::Router::new().route("/site/{name}", axum::routing::get(page)))
 }
 
 fn webdup(args: &[&str]) -> Output {

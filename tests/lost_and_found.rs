@@ -5,6 +5,8 @@
 //! deleted (one pair reusing a quarter of a deleted page), turned into soft
 //! 404s, redirected to the home page, or already redirected correctly.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -52,17 +54,7 @@ async fn handle(State(site): State<Arc<Site>>, uri: Uri) -> Response {
 }
 
 fn serve(site: Arc<Site>) -> u16 {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let app = axum::Router::new().fallback(handle).with_state(site);
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    support::serve_on_loopback(axum::Router::new().fallback(handle).with_state(site))
 }
 
 fn webdup(args: &[&str]) -> Output {

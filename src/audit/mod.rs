@@ -238,14 +238,7 @@ fn round(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
-/// True when robots directives (a meta tag or an `X-Robots-Tag` value, which
-/// may name a bot: `googlebot: noindex`) forbid indexing.
-pub fn forbids_indexing(directives: &str) -> bool {
-    directives.split([',', ';']).any(|d| {
-        let d = d.rsplit(':').next().unwrap_or(d).trim().to_ascii_lowercase();
-        d == "noindex" || d == "none"
-    })
-}
+pub use crate::extract::forbids_indexing;
 
 impl Audit {
     /// Builds the audit model. `fetches` may be empty (local files). Pages

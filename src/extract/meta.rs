@@ -30,6 +30,15 @@ pub struct PageMeta {
     pub language: Option<String>,
 }
 
+/// True when robots directives (a meta tag or an `X-Robots-Tag` value, which
+/// may name a bot: `googlebot: noindex`) forbid indexing.
+pub fn forbids_indexing(directives: &str) -> bool {
+    directives.split([',', ';']).any(|d| {
+        let d = d.rsplit(':').next().unwrap_or(d).trim().to_ascii_lowercase();
+        d == "noindex" || d == "none"
+    })
+}
+
 fn sel(css: &str) -> Selector {
     // The selectors below are constants; a failure is a bug caught by the tests.
     Selector::parse(css).unwrap_or_else(|_| unreachable!("constant selector {css}"))

@@ -29,7 +29,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-pub use meta::{Hreflang, PageMeta, page_meta};
+pub use meta::{Hreflang, PageMeta, forbids_indexing, page_meta};
 pub use select::CssSelector;
 pub use visible::{visible_text, visible_text_of, visible_text_with};
 

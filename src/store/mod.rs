@@ -235,11 +235,8 @@ impl Page {
         if self.meta.canonical.is_none() {
             self.meta.canonical = record.canonical.clone();
         }
-        if let Some(tag) = &record.x_robots_tag {
-            let lower = tag.to_ascii_lowercase();
-            if lower.contains("noindex") || lower.split([',', ' ']).any(|d| d.trim() == "none") {
-                self.meta.noindex = Some(true);
-            }
+        if record.x_robots_tag.as_deref().is_some_and(crate::extract::forbids_indexing) {
+            self.meta.noindex = Some(true);
         }
         if let Some(e) = &record.error {
             self.error_kind = Some(e.kind.as_str().into());

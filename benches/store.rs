@@ -2,7 +2,8 @@
 //! into a fresh SQLite index, then times checks of indexed and unseen pages.
 //!
 //! `cargo bench --bench store` (STORE_BENCH_PAGES, STORE_BENCH_WORDS and
-//! STORE_BENCH_DIR override the size, words per page and where the file goes).
+//! STORE_BENCH_DIR override the size, words per page and where the file goes;
+//! STORE_BENCH_TEXT=0 leaves the main texts out, as `index add --no-text`).
 //! Prints pages/s for inserts, checks/s and p50/p99 check latency, and bytes
 //! on disk per page.
 
@@ -19,12 +20,17 @@ fn env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn fingerprints(fp: &Fingerprinter, seed: u64, words: usize, base: usize) -> Vec<Fingerprint> {
+fn fingerprints(fp: &Fingerprinter, seed: u64, words: usize, base: usize, text: bool) -> Vec<Fingerprint> {
     let texts = corpus(&SynthConfig { documents: CHUNK, words_per_document: words, seed, ..Default::default() });
     texts
-        .par_iter()
+        .into_par_iter()
         .enumerate()
-        .map(|(i, t)| fp.fingerprint_text(format!("{}", base + i), i, t, None, "none").unwrap())
+        .map(|(i, t)| {
+            let mut f = fp.fingerprint_text(format!("{}", base + i), i, &t, None, "none").unwrap();
+            // Stored with the page, as `index add` does by default.
+            f.text = text.then_some(t);
+            f
+        })
         .collect()
 }
 
@@ -33,6 +39,7 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--test") || !std::env::args().any(|a| a == "--bench");
     let pages = if quick { 20_000 } else { env("STORE_BENCH_PAGES", 1_000_000) };
     let words = env("STORE_BENCH_WORDS", 200);
+    let text = env("STORE_BENCH_TEXT", 1) != 0;
     let dir = match std::env::var("STORE_BENCH_DIR") {
         Ok(d) => tempfile::tempdir_in(d).unwrap(),
         Err(_) => tempfile::tempdir().unwrap(),
@@ -46,7 +53,7 @@ fn main() {
     let chunks = pages.div_ceil(CHUNK);
     for c in 0..chunks {
         let t0 = Instant::now();
-        let fps = fingerprints(&fp, c as u64 + 1, words, c * CHUNK);
+        let fps = fingerprints(&fp, c as u64 + 1, words, c * CHUNK, text);
         fingerprint_time += t0.elapsed();
         let batch: Vec<Page> =
             fps.into_iter().map(|f| Page::new("bench", format!("https://bench.test/{}", f.id), f)).collect();
@@ -67,8 +74,8 @@ fn main() {
 
     // Checks: pages from the first chunk (indexed: exact hits) and a fresh
     // seed (unseen: only LSH lookups and any near candidates).
-    let seen = fingerprints(&fp, 1, words, 0);
-    let unseen = fingerprints(&fp, 1_000_000, words, 0);
+    let seen = fingerprints(&fp, 1, words, 0, false);
+    let unseen = fingerprints(&fp, 1_000_000, words, 0, false);
     let mut latencies = Vec::new();
     let (mut hits, mut candidates) = (0usize, 0usize);
     let t0 = Instant::now();
@@ -91,8 +98,10 @@ fn main() {
         .map(|m| m.len())
         .sum();
     println!(
-        "store bench: {total} pages of {words} words, {} bands x {} rows",
-        stats.settings.bands, stats.settings.rows
+        "store bench: {total} pages of {words} words, {} bands x {} rows, texts {}",
+        stats.settings.bands,
+        stats.settings.rows,
+        if text { "stored" } else { "not stored" }
     );
     println!("  fingerprinting (not counted below): {:.0} pages/s", total as f64 / fingerprint_time.as_secs_f64());
     println!(

@@ -116,7 +116,8 @@ pub struct Fingerprint {
     pub id: String,
     pub order: usize,
     pub title: Option<String>,
-    /// The extractor that produced the text (`none` for plain-text input).
+    /// The extractor that produced the text (`none` for plain-text input,
+    /// `stored` for a fingerprint read back from an index).
     pub extractor: &'static str,
     pub word_count: usize,
     /// Distinct shingle hashes, sorted: what verification compares.
@@ -128,13 +129,43 @@ pub struct Fingerprint {
     /// What an HTML page says about itself (title, canonical, robots...);
     /// only with [`Config::keep_pages`].
     pub meta: Option<Box<PageMeta>>,
-    /// The extracted main text; only with [`Config::keep_pages`].
+    /// The extracted main text; only with [`Config::keep_pages`], or read
+    /// back from an index that stored it.
     pub text: Option<String>,
     /// Word hashes and counts, kept until corpus-wide SimHash weighting is done.
     terms: Vec<(u64, u32)>,
 }
 
 impl Fingerprint {
+    /// A fingerprint from parts made earlier (a page stored in an index):
+    /// nothing is extracted, shingled or sketched again, so the parts must
+    /// come from one [`Fingerprinter`] run with the settings they are
+    /// compared under. `shingles` must be sorted and distinct.
+    pub fn from_parts(
+        id: String,
+        order: usize,
+        word_count: usize,
+        shingles: Vec<u64>,
+        digest: [u8; 16],
+        minhash: Signature,
+        simhash: u64,
+    ) -> Fingerprint {
+        Fingerprint {
+            id,
+            order,
+            title: None,
+            extractor: "stored",
+            word_count,
+            shingles,
+            digest,
+            minhash,
+            simhash,
+            meta: None,
+            text: None,
+            terms: Vec::new(),
+        }
+    }
+
     /// The digest as 32 lowercase hex digits.
     pub fn digest_hex(&self) -> String {
         self.digest.iter().map(|b| format!("{b:02x}")).collect()

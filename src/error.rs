@@ -34,6 +34,24 @@ pub enum DocErrorKind {
 }
 
 impl DocErrorKind {
+    /// Every kind.
+    pub const ALL: [DocErrorKind; 9] = [
+        DocErrorKind::Io,
+        DocErrorKind::Empty,
+        DocErrorKind::TooLarge,
+        DocErrorKind::Binary,
+        DocErrorKind::Encoding,
+        DocErrorKind::TooDeep,
+        DocErrorKind::Decompress,
+        DocErrorKind::NoText,
+        DocErrorKind::Fetch,
+    ];
+
+    /// The kind whose [`DocErrorKind::as_str`] is `name`.
+    pub fn from_name(name: &str) -> Option<DocErrorKind> {
+        DocErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// A short stable name, used in CSV and JSON output.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -3,7 +3,9 @@
 //! `X-Robots-Tag` only exist over HTTP), through its generated sitemap.
 //! Expectations stated in the fixture pages' `expect` comments are asserted
 //! one by one; the JSON, both CSVs and the HTML's outline are snapshotted;
-//! headless Chromium opens the HTML from disk.
+//! headless Chromium opens the HTML from disk. `webdup index add` then keeps
+//! the same site in an index, and `webdup audit --index` must report what the
+//! fresh audit reported, from the stored data alone.
 
 mod support;
 
@@ -394,4 +396,225 @@ fn broken_inputs_are_reported_not_fatal() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the report"));
+}
+
+// ---- The same audit from an index ----
+
+fn webdup(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_webdup")).args(args).output().expect("run webdup")
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+struct IndexRun {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    json: Value,
+}
+
+/// Indexes the fixture site as `run` fetched it (same server, same sitemap),
+/// after an older crawl of two of its pages, and audits the index once per
+/// test process.
+fn index_run() -> &'static IndexRun {
+    static RUN: OnceLock<IndexRun> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let port = run().port;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("site.db");
+        let fetch = ["--delay", "0", "--per-host", "4", "--quiet"];
+        let list = dir.path().join("old.txt");
+        std::fs::write(&list, format!("http://127.0.0.1:{port}/about.html\nhttp://127.0.0.1:{port}/team.html\n"))
+            .unwrap();
+        let o = webdup(
+            &[&["index", "add", "--crawl", "old", "--index", path_str(&db), path_str(&list)], &fetch[..]].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let sitemap = format!("http://127.0.0.1:{port}/sitemap.xml");
+        let o = webdup(&[&["index", "add", "--crawl", "new", "--index", path_str(&db), &sitemap], &fetch[..]].concat());
+        assert_eq!(o.status.code(), Some(1), "two pages are 404: {}", String::from_utf8_lossy(&o.stderr));
+
+        let out = dir.path().join("report");
+        let o = webdup(&["audit", "--index", path_str(&db), "--out", path_str(&out), "--thin-words", "150", "--quiet"]);
+        assert_eq!(o.status.code(), Some(1), "two pages are 404: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stderr.is_empty(), "the index's settings are the defaults: {}", String::from_utf8_lossy(&o.stderr));
+        let json = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+        IndexRun { dir, db, json }
+    })
+}
+
+/// The data blob `report.html` renders from.
+fn report_data(report_dir: &Path) -> Value {
+    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    let doc = scraper::Html::parse_document(&html);
+    let sel = scraper::Selector::parse("#audit-data").unwrap();
+    serde_json::from_str(&doc.select(&sel).next().unwrap().inner_html()).unwrap()
+}
+
+/// A page's words as the report's script rebuilds them for the diff view.
+fn diff_words(data: &Value, page: u64) -> Option<Vec<String>> {
+    let t = data["texts"].as_array().unwrap().iter().find(|t| t[0] == page)?;
+    let base: Vec<&str> = data["bases"][t[1].as_u64().unwrap() as usize].as_str().unwrap().split(' ').collect();
+    let mut out = Vec::new();
+    for op in t[2].as_array().unwrap() {
+        match op {
+            Value::String(w) => out.extend(w.split(' ').map(String::from)),
+            _ => {
+                let (start, len) = (op[0].as_u64().unwrap() as usize, op[1].as_u64().unwrap() as usize);
+                out.extend(base[start..start + len].iter().map(|w| w.to_string()));
+            }
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn audit_of_the_index_reports_what_the_fresh_audit_reported() {
+    let (fresh, stored) = (&run().json, &index_run().json);
+    let source = &stored["source"];
+    assert_eq!((source["kind"].as_str(), source["crawl"].as_str()), (Some("index"), Some("new")), "the newest crawl");
+    assert_eq!(source["index"], path_str(&index_run().db));
+    assert_eq!(source["pages_without_text"], 0);
+    assert!(fresh.get("source").is_none(), "a fresh run has no source");
+    // Everything else is the same model: pages in the same order with the
+    // same metadata (canonical and noindex sources included), the same
+    // clusters, similarities and canonical verdicts, duplicate values, thin
+    // pages and errors.
+    for key in [
+        "schema_version",
+        "settings",
+        "summary",
+        "clusters",
+        "duplicate_titles",
+        "duplicate_descriptions",
+        "duplicate_h1s",
+        "thin_pages",
+        "errors",
+    ] {
+        assert_eq!(stored[key], fresh[key], "{key} differs");
+    }
+    let pages = |j: &'static Value| j["pages"].as_array().unwrap();
+    assert_eq!(pages(stored).len(), pages(fresh).len());
+    for (s, f) in pages(stored).iter().zip(pages(fresh)) {
+        assert_eq!(s, f, "page {} differs", f["url"]);
+    }
+    assert_eq!(stored["summary"]["clusters"], 5, "the fixture's clusters");
+
+    // The diff view: the same texts, rebuilt from the same edit scripts.
+    let fresh_data = report_data(&run().dir.path().join("report"));
+    let stored_data = report_data(&index_run().dir.path().join("report"));
+    let (a, b) = (page("widgets/blue-widget.html"), page("print/blue-widget.html"));
+    let (wa, wb) = (diff_words(&stored_data, a).unwrap(), diff_words(&stored_data, b).unwrap());
+    assert_eq!(Some(&wa), diff_words(&fresh_data, a).as_ref());
+    assert_eq!(Some(&wb), diff_words(&fresh_data, b).as_ref());
+    let text = |w: &[String]| w.join(" ");
+    assert!(text(&wa).contains("four hundred grams") && text(&wb).contains("three hundred and ninety grams"));
+    for key in ["pages", "clusters", "bases", "texts", "missing"] {
+        assert_eq!(stored_data[key], fresh_data[key], "report.html data {key} differs");
+    }
+}
+
+#[test]
+fn audit_of_an_index_picks_a_crawl_by_name() {
+    let r = index_run();
+    let out = r.dir.path().join("old-report");
+    let o = webdup(&["audit", "--index", path_str(&r.db), "--crawl", "old", "--out", path_str(&out), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["source"]["crawl"], "old");
+    let urls: Vec<&str> = j["pages"].as_array().unwrap().iter().map(|p| p["url"].as_str().unwrap()).collect();
+    let port = run().port;
+    assert_eq!(urls, [format!("http://127.0.0.1:{port}/about.html"), format!("http://127.0.0.1:{port}/team.html")]);
+    assert_eq!(j["duplicate_titles"][0]["pages"], serde_json::json!([0, 1]));
+}
+
+#[test]
+fn pages_stored_without_text_are_audited_and_only_their_diff_says_so() {
+    let r = index_run();
+    // Rows as schema version 2 left them: no text, no canonical or noindex source.
+    let db = r.dir.path().join("no-text.db");
+    std::fs::copy(&r.db, &db).unwrap();
+    let port = run().port;
+    let print = format!("http://127.0.0.1:{port}/guides/garden-guide-print.html");
+    let changed = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE pages SET text = NULL, canonical_source = NULL, noindex_source = NULL WHERE url = ?1",
+            [&print],
+        )
+        .unwrap();
+    assert_eq!(changed, 1, "the print page is in the new crawl only");
+    let out = r.dir.path().join("no-text-report");
+    let o = webdup(&["audit", "--index", path_str(&db), "--out", path_str(&out), "--thin-words", "150", "-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["source"]["pages_without_text"], 1);
+    let p = page("guides/garden-guide-print.html");
+    let row = &j["pages"][p as usize];
+    // Everywhere as before, but for where its canonical came from.
+    assert_eq!(row["canonical_source"], Value::Null);
+    assert_eq!(row["canonical"], index_run().json["pages"][p as usize]["canonical"]);
+    assert_eq!(j["clusters"], index_run().json["clusters"], "the same clusters and verdicts");
+    assert_eq!(j["thin_pages"], index_run().json["thin_pages"]);
+    let data = report_data(&out);
+    assert_eq!(data["missing"], serde_json::json!([p]));
+    assert!(diff_words(&data, p).is_none());
+    let g = page("guides/garden-guide.html");
+    assert!(diff_words(&data, g).unwrap().join(" ").contains("vegetable garden"), "the others keep their text");
+
+    let Some(browser) = chromium() else {
+        if std::env::var("WEBDUP_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+            return;
+        }
+        panic!("chromium not found: install it, or set WEBDUP_SKIP_BROWSER=1 to skip this part explicitly");
+    };
+    let url = format!("file://{}#diff={g},{p}", out.join("report.html").display());
+    let dom = headless(&browser, &url, &["--dump-dom"]);
+    let doc = scraper::Html::parse_document(&dom);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    let errors: String = doc.select(&sel("#js-errors")).next().unwrap().text().collect();
+    assert_eq!(errors, "", "the page's script reported errors");
+    let note: String = doc.select(&sel("#diff-not-stored")).next().expect("the diff explains").text().collect();
+    assert!(note.contains("does not hold the text of") && note.contains("garden-guide-print.html"), "{note}");
+    assert!(!note.contains("guides/garden-guide.html "), "only the page without text is named: {note}");
+}
+
+#[test]
+fn audit_index_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let fails = |args: &[&str], needles: &[&str]| {
+        let o = webdup(&[args, &["--out", path_str(&out), "-q"][..]].concat());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        for n in needles {
+            assert!(stderr.contains(n), "{args:?}: {n:?} not in {stderr}");
+        }
+    };
+
+    let missing = dir.path().join("missing.db");
+    fails(&["audit", "--index", path_str(&missing)], &[path_str(&missing), "no such file"]);
+    assert!(!missing.exists(), "auditing a missing index created it");
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a database\n").unwrap();
+    fails(&["audit", "--index", path_str(&text)], &[path_str(&text), "not a webdup index"]);
+
+    let foreign = dir.path().join("other.sqlite");
+    rusqlite::Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+    fails(&["audit", "--index", path_str(&foreign)], &[path_str(&foreign), "not a webdup index"]);
+
+    let empty = dir.path().join("empty.db");
+    let o = webdup(&["index", "stats", "--index", path_str(&empty)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    fails(&["audit", "--index", path_str(&empty)], &[path_str(&empty), "empty", "no crawl"]);
+
+    let db = path_str(&index_run().db);
+    fails(&["audit", "--index", db, "--crawl", "2019"], &[db, "no crawl named \"2019\"", "its crawls: new, old"]);
+
+    // --crawl belongs to --index; INPUT and --index exclude each other.
+    fails(&["audit", "fixtures/example", "--crawl", "new"], &["--crawl", "--index"]);
+    fails(&["audit", "fixtures/example", "--index", db], &["cannot be used with"]);
+    assert!(!out.exists(), "no report for a failed run");
 }

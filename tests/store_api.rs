@@ -139,6 +139,39 @@ fn files_that_are_not_indexes_are_refused_with_their_path() {
     assert!(e.to_string().contains("newer"), "{e}");
 }
 
+#[test]
+fn open_existing_never_creates_or_adopts_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.db");
+    let e = Index::open_existing(&missing).err().unwrap();
+    assert!(matches!(&e, Error::Open { reason, .. } if matches!(**reason, Error::Missing)), "{e}");
+    assert!(e.to_string().contains("missing.db"), "{e}");
+    assert!(!missing.exists(), "a missing index was created");
+
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let e = Index::open_existing(&empty).err().unwrap();
+    assert!(e.to_string().contains("empty.db: not a webdup index"), "{e}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "the empty file was written to");
+
+    let foreign = dir.path().join("foreign.db");
+    rusqlite::Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE t (x); PRAGMA user_version = 7").unwrap();
+    let e = Index::open_existing(&foreign).err().unwrap();
+    assert!(e.to_string().contains("foreign.db: not a webdup index"), "{e}");
+    let mode: String =
+        rusqlite::Connection::open(&foreign).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "delete", "the foreign database was switched to WAL");
+
+    // An index made with other settings opens with its own.
+    let path = dir.path().join("strict.db");
+    let strict = Config { threshold: 0.9, ..config() }.validate().unwrap();
+    drop(Index::open(&path, &strict).unwrap());
+    let index = Index::open_existing(&path).unwrap();
+    assert_eq!(index.settings().threshold, 0.9);
+    assert_eq!(index.settings().apply(config()).unwrap().threshold, 0.9);
+    assert!(matches!(index.choose_crawl(None), Err(Error::Empty { .. })));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn shared_across_tokio_tasks_without_losing_inserts() {
     let dir = tempfile::tempdir().unwrap();
@@ -192,4 +225,13 @@ fn page_metadata_from_extraction_is_stored() {
     assert_eq!(m.h1.as_deref(), Some("The blue widget"));
     assert_eq!(m.canonical.as_deref(), Some("https://shop.example/widget"));
     assert_eq!(m.noindex, Some(true));
+    assert_eq!((m.canonical_source.as_deref(), m.noindex_source.as_deref()), (Some("html"), Some("meta")));
+    // The main text is stored by default, and can be left out.
+    let (_, f) = &index.crawl_fingerprints("c1").unwrap()[0];
+    assert!(f.as_ref().unwrap().text.as_deref().is_some_and(|t| t.contains(&body[..40])));
+    let f = fp.fingerprint_text("https://shop.example/b".into(), 0, &body, None, "none").unwrap();
+    let mut page = Page::new("c2", "https://shop.example/b", f);
+    page.fingerprint.as_mut().unwrap().text = Some(body.clone());
+    index.insert(&page.without_text()).unwrap();
+    assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].1.as_ref().unwrap().text, None);
 }

@@ -89,3 +89,108 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     // Reopening a current file migrates nothing and keeps the data.
     assert_eq!(Index::open(&path, &config).unwrap().stats().unwrap().pages, 2);
 }
+
+/// Schema version 2, as released: version 1 plus the extractor's metadata.
+const V2_SQL: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY, crawl TEXT NOT NULL, url TEXT NOT NULL, final_url TEXT, status INTEGER,
+    fetched_at INTEGER NOT NULL, error_kind TEXT, error TEXT, title TEXT, canonical TEXT,
+    word_count INTEGER NOT NULL DEFAULT 0, digest BLOB, simhash INTEGER, minhash BLOB,
+    shingle_count INTEGER NOT NULL DEFAULT 0, shingles BLOB, UNIQUE (crawl, url)
+);
+CREATE INDEX pages_url ON pages (url);
+CREATE INDEX pages_digest ON pages (digest) WHERE digest IS NOT NULL;
+CREATE TABLE bands (band INTEGER NOT NULL, key INTEGER NOT NULL, page_id INTEGER NOT NULL,
+    PRIMARY KEY (band, key, page_id)) WITHOUT ROWID;
+ALTER TABLE pages ADD COLUMN noindex INTEGER;
+ALTER TABLE pages ADD COLUMN description TEXT;
+ALTER TABLE pages ADD COLUMN h1 TEXT;
+PRAGMA user_version = 2;
+";
+
+#[test]
+fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    let config = Config::default().validate().unwrap();
+    let fp = Fingerprinter::new(&config);
+    let text = "the harbour ferry leaves every hour from the north pier and returns from the island at ten past";
+    let f = fp.fingerprint_text("u".into(), 0, text, Some("Ferry".into()), "none").unwrap();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(V2_SQL).unwrap();
+        let lsh = config.lsh_params();
+        for (k, v) in [
+            ("shingle_size", "5"),
+            ("stopwords", "false"),
+            ("stem", "false"),
+            ("language", "auto"),
+            ("extractor", "trafilatura"),
+            ("permutations", "128"),
+            ("seed", "42"),
+            ("threshold", "0.8"),
+            ("bands", &lsh.bands.to_string()),
+            ("rows", &lsh.rows.to_string()),
+        ] {
+            conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, v]).unwrap();
+        }
+        let minhash: Vec<u8> = f.minhash.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let shingles: Vec<u8> = f.shingles.iter().flat_map(|v| v.to_le_bytes()).collect();
+        conn.execute(
+            "INSERT INTO pages (crawl, url, status, fetched_at, title, canonical, noindex, description, h1,
+                 word_count, digest, simhash, minhash, shingle_count, shingles)
+             VALUES ('2023', 'https://old.test/ferry', 200, 1690000000, 'Ferry', 'https://old.test/ferry', 1,
+                 'Timetable', 'Ferry', ?1, ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![
+                f.word_count as i64,
+                f.digest.to_vec(),
+                f.simhash as i64,
+                minhash,
+                f.shingles.len() as i64,
+                shingles
+            ],
+        )
+        .unwrap();
+        for band in 0..lsh.bands {
+            conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(&f.minhash, lsh, band) as i64])
+                .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO pages (crawl, url, status, fetched_at, error_kind, error)
+             VALUES ('2023', 'https://old.test/gone', 404, 1690000000, 'http_status', 'HTTP 404 Not Found')",
+            [],
+        )
+        .unwrap();
+    }
+
+    // The audit's way in: an existing file, opened with its own settings.
+    let index = Index::open_existing(&path).unwrap();
+    assert_eq!(index.stats().unwrap().schema_version, schema::VERSION);
+    assert_eq!(index.settings().threshold, 0.8);
+    assert_eq!(index.choose_crawl(None).unwrap(), "2023");
+    let pages = index.crawl_fingerprints("2023").unwrap();
+    assert_eq!(pages.len(), 2);
+    let (old, old_fp) = &pages[0];
+    assert_eq!(old.meta.noindex, Some(true));
+    assert_eq!((old.meta.description.as_deref(), old.meta.h1.as_deref()), (Some("Timetable"), Some("Ferry")));
+    // Sources and text were not recorded before version 3.
+    assert_eq!((old.meta.canonical_source.as_deref(), old.meta.noindex_source.as_deref()), (None, None));
+    let old_fp = old_fp.as_ref().expect("the page had content");
+    assert_eq!(old_fp.text, None);
+    assert_eq!((&old_fp.shingles, old_fp.digest, &old_fp.minhash), (&f.shingles, f.digest, &f.minhash));
+    assert!(pages[1].1.is_none(), "the 404 has no content");
+
+    // The new columns are written after the migration.
+    let mut f = f;
+    f.text = Some(text.into());
+    let mut page = Page::new("2024", "https://old.test/ferry", f);
+    page.meta.canonical = Some("https://old.test/ferry".into());
+    page.meta.canonical_source = Some("html".into());
+    index.insert(&page).unwrap();
+    assert_eq!(index.choose_crawl(None).unwrap(), "2024");
+    let (new, new_fp) = &index.crawl_fingerprints("2024").unwrap()[0];
+    assert_eq!(new.meta.canonical_source.as_deref(), Some("html"));
+    assert_eq!(new_fp.as_ref().unwrap().text.as_deref(), Some(text));
+    assert!(index.verify().unwrap().is_empty());
+}

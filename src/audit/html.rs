@@ -160,6 +160,7 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
         "errors": errors,
         "bases": texts.bases,
         "texts": text_rows,
+        "missing": texts.missing,
     })
 }
 
@@ -198,7 +199,7 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
     h.push_str("</style></head><body>\n");
     h.push_str(r#"<pre id="js-errors" hidden></pre>"#);
     h.push_str(&format!(
-        r##"<header><h1>Duplicate content audit</h1><p class="meta">{} · similarity threshold {:.0}% (exact Jaccard of {}-word shingles) · thin below {} words · extractor {}</p>
+        r##"<header><h1>Duplicate content audit</h1><p class="meta">{} · similarity threshold {:.0}% (exact Jaccard of {}-word shingles) · thin below {} words · extractor {}{}</p>
 <nav><a href="#summary">Summary</a><a href="#clusters">Clusters</a><a href="#diff">Compare</a><a href="#pages">Pages</a><a href="#titles">Titles</a><a href="#descriptions">Descriptions</a><a href="#h1s">H1s</a><a href="#thin">Thin pages</a><a href="#errors">Errors</a></nav></header>
 <main>
 "##,
@@ -206,7 +207,11 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         audit.settings.threshold * 100.0,
         audit.settings.shingle_size,
         audit.settings.thin_words,
-        escape(&audit.settings.extractor)
+        escape(&audit.settings.extractor),
+        match &audit.source {
+            Some(src) => format!(" · from index {}, crawl {}", escape(&src.index), escape(&src.crawl)),
+            None => String::new(),
+        }
     ));
     h.push_str(r#"<section id="summary"><h2>Summary</h2><div class="cards">"#);
     let problem = if s.clusters_with_problems > 0 { "bad" } else { "good" };

@@ -10,6 +10,8 @@
 //! that one model: `report.json` (schema in `docs/audit-schema.md`),
 //! `pages.csv`, `clusters.csv` ([`csv`]) and a self-contained `report.html`
 //! ([`html`]) whose diff view reads the texts kept by [`texts`].
+//! [`Audit::from_crawl`] builds the same model from a crawl kept in an index
+//! ([`stored`]), without fetching or extracting anything again.
 //!
 //! ```
 //! use webdup::audit::{Audit, AuditConfig};
@@ -38,6 +40,7 @@
 pub mod canonical;
 pub mod csv;
 pub mod html;
+pub mod stored;
 pub mod texts;
 
 use std::collections::HashMap;
@@ -50,6 +53,7 @@ use crate::engine::{Clustering, Config, Corpus};
 use crate::error::Result;
 use crate::fetch::FetchRecord;
 
+pub use stored::StoredCrawl;
 pub use texts::AuditTexts;
 
 /// Version of `report.json`'s schema; bumped when a field changes meaning or
@@ -216,11 +220,29 @@ pub struct ErrorRow {
     pub message: String,
 }
 
+/// Where the pages of an audit built from an index came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditSource {
+    /// `index`.
+    pub kind: &'static str,
+    /// The index file.
+    pub index: String,
+    pub crawl: String,
+    /// Analysed pages whose main text the index does not hold (stored before
+    /// schema version 3, or without text): they are audited like the others,
+    /// but cannot be shown in the diff view.
+    pub pages_without_text: usize,
+}
+
 /// Everything an audit reports; serialized as `report.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Audit {
     pub schema_version: u32,
     pub generator: String,
+    /// Set when the pages were read from an index rather than fetched or
+    /// read in this run ([`Audit::from_crawl`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<AuditSource>,
     pub settings: AuditSettings,
     pub summary: AuditSummary,
     pub pages: Vec<PageRow>,
@@ -250,111 +272,25 @@ impl Audit {
         config: &Config,
         audit: &AuditConfig,
     ) -> Audit {
-        let by_id: HashMap<&str, &FetchRecord> = fetches.iter().map(|r| (r.id.as_str(), r)).collect();
+        let rows = rows_of_run(corpus, fetches, audit);
+        let statuses = canonical::StatusIndex::new(&rows.pages, fetches);
+        Audit::assemble(rows, corpus, clustering, &statuses, config, audit)
+    }
 
-        // Pages in input order: analysed documents and failures interleaved.
-        enum Src<'a> {
-            Doc(usize),
-            Err(&'a crate::error::DocError),
-        }
-        let mut order: Vec<(usize, Src)> =
-            corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
-        order.extend(corpus.errors.iter().map(|e| (e.order, Src::Err(e))));
-        order.sort_by_key(|(o, _)| *o);
-
-        let mut page_of_doc = vec![0usize; corpus.docs.len()];
-        let mut pages = Vec::with_capacity(order.len());
-        let mut errors = Vec::new();
-        for (n, (_, src)) in order.iter().enumerate() {
-            let (id, record) = match src {
-                Src::Doc(i) => (corpus.docs[*i].id.as_str(), by_id.get(corpus.docs[*i].id.as_str()).copied()),
-                Src::Err(e) => (e.id.as_str(), by_id.get(e.id.as_str()).copied()),
-            };
-            let url =
-                record.and_then(|r| r.final_url.clone().or_else(|| r.url.clone())).unwrap_or_else(|| id.to_string());
-            let status = record.and_then(|r| r.status);
-            let mut row = PageRow {
-                page: n,
-                input: (url != id).then(|| id.to_string()),
-                url,
-                status,
-                indexability: "indexable",
-                title: None,
-                description: None,
-                h1: None,
-                canonical: None,
-                canonical_source: None,
-                noindex: false,
-                noindex_source: None,
-                words: None,
-                thin: false,
-                closest_page: None,
-                closest_url: None,
-                closest_similarity: None,
-                near_duplicates: 0,
-                cluster: None,
-                error: None,
-            };
-            if let Some(r) = record {
-                if let Some(c) = &r.canonical {
-                    row.canonical = Some(c.clone());
-                    row.canonical_source = Some("http");
-                }
-                if r.x_robots_tag.as_deref().is_some_and(forbids_indexing) {
-                    row.noindex = true;
-                    row.noindex_source = Some("x-robots-tag");
-                }
-            }
-            match src {
-                Src::Doc(i) => {
-                    let d = &corpus.docs[*i];
-                    page_of_doc[*i] = n;
-                    row.words = Some(d.word_count);
-                    row.thin = d.word_count < audit.thin_words;
-                    if let Some(m) = &d.meta {
-                        row.title = m.title.clone();
-                        row.description = m.description.clone();
-                        row.h1 = m.h1.clone();
-                        // The page's own tag wins over the header: it is what
-                        // the site's authors wrote for this page.
-                        if let Some(c) = &m.canonical {
-                            row.canonical = Some(c.clone());
-                            row.canonical_source = Some("html");
-                        }
-                        if m.noindex && !row.noindex {
-                            row.noindex = true;
-                            row.noindex_source = Some("meta");
-                        }
-                    } else {
-                        row.title = d.title.clone();
-                    }
-                }
-                Src::Err(e) => {
-                    row.error = Some(format!("{}: {}", e.kind, e.message));
-                    errors.push(ErrorRow {
-                        page: n,
-                        url: row.url.clone(),
-                        status,
-                        kind: e.kind.as_str().to_string(),
-                        message: e.message.clone(),
-                    });
-                }
-            }
-            row.indexability = if row.error.is_some() {
-                if status.is_some_and(|s| s != 200) { "non_200" } else { "error" }
-            } else if row.noindex {
-                "noindex"
-            } else if row.canonical.as_deref().is_some_and(|c| !canonical::same_url(c, &row.url)) {
-                "canonicalised"
-            } else {
-                "indexable"
-            };
-            pages.push(row);
-        }
-
+    /// Everything that follows from the page rows and the clustering: the
+    /// closest matches, clusters and their canonical verdicts, duplicate
+    /// values, thin pages and the summary.
+    fn assemble(
+        rows: Rows,
+        corpus: &Corpus,
+        clustering: &Clustering,
+        statuses: &canonical::StatusIndex,
+        config: &Config,
+        audit: &AuditConfig,
+    ) -> Audit {
+        let Rows { mut pages, errors, page_of_doc } = rows;
         fill_matches(&mut pages, corpus, clustering, &page_of_doc);
 
-        let statuses = canonical::StatusIndex::new(&pages, fetches);
         let clusters: Vec<AuditCluster> = clustering
             .clusters
             .iter()
@@ -374,7 +310,7 @@ impl Audit {
                 for m in &members {
                     pages[m.page].cluster = Some(c.id);
                 }
-                let verdict = canonical::analyse(&members, &pages, &statuses);
+                let verdict = canonical::analyse(&members, &pages, statuses);
                 AuditCluster {
                     id: c.id,
                     kind: if c.is_exact() { "exact" } else { "near" },
@@ -428,6 +364,7 @@ impl Audit {
         Audit {
             schema_version: AUDIT_SCHEMA_VERSION,
             generator: format!("webdup {}", env!("CARGO_PKG_VERSION")),
+            source: None,
             settings: AuditSettings {
                 threshold: config.threshold,
                 shingle_size: config.shingle_size,
@@ -472,6 +409,133 @@ impl Audit {
         w.flush()?;
         Ok(())
     }
+}
+
+/// The page rows of an audit, before matches and clusters are filled in.
+struct Rows {
+    pages: Vec<PageRow>,
+    errors: Vec<ErrorRow>,
+    /// The page row of each of the corpus's documents.
+    page_of_doc: Vec<usize>,
+}
+
+/// A page row with only its URL, input and status known.
+fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16>) -> PageRow {
+    PageRow {
+        page,
+        url,
+        input,
+        status,
+        indexability: "indexable",
+        title: None,
+        description: None,
+        h1: None,
+        canonical: None,
+        canonical_source: None,
+        noindex: false,
+        noindex_source: None,
+        words: None,
+        thin: false,
+        closest_page: None,
+        closest_url: None,
+        closest_similarity: None,
+        near_duplicates: 0,
+        cluster: None,
+        error: None,
+    }
+}
+
+/// Marks the row as failed and returns its entry for `errors`.
+fn error_row(row: &mut PageRow, e: &crate::error::DocError) -> ErrorRow {
+    row.error = Some(format!("{}: {}", e.kind, e.message));
+    ErrorRow {
+        page: row.page,
+        url: row.url.clone(),
+        status: row.status,
+        kind: e.kind.as_str().to_string(),
+        message: e.message.clone(),
+    }
+}
+
+/// The row's `indexability`, from its error, status, robots and canonical.
+fn indexability(row: &PageRow) -> &'static str {
+    if row.error.is_some() {
+        if row.status.is_some_and(|s| s != 200) { "non_200" } else { "error" }
+    } else if row.noindex {
+        "noindex"
+    } else if row.canonical.as_deref().is_some_and(|c| !canonical::same_url(c, &row.url)) {
+        "canonicalised"
+    } else {
+        "indexable"
+    }
+}
+
+/// Page rows of a run, in input order: analysed documents and failures
+/// interleaved, with what their fetches recorded.
+fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) -> Rows {
+    let by_id: HashMap<&str, &FetchRecord> = fetches.iter().map(|r| (r.id.as_str(), r)).collect();
+
+    // Pages in input order: analysed documents and failures interleaved.
+    enum Src<'a> {
+        Doc(usize),
+        Err(&'a crate::error::DocError),
+    }
+    let mut order: Vec<(usize, Src)> = corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
+    order.extend(corpus.errors.iter().map(|e| (e.order, Src::Err(e))));
+    order.sort_by_key(|(o, _)| *o);
+
+    let mut page_of_doc = vec![0usize; corpus.docs.len()];
+    let mut pages = Vec::with_capacity(order.len());
+    let mut errors = Vec::new();
+    for (n, (_, src)) in order.iter().enumerate() {
+        let (id, record) = match src {
+            Src::Doc(i) => (corpus.docs[*i].id.as_str(), by_id.get(corpus.docs[*i].id.as_str()).copied()),
+            Src::Err(e) => (e.id.as_str(), by_id.get(e.id.as_str()).copied()),
+        };
+        let url = record.and_then(|r| r.final_url.clone().or_else(|| r.url.clone())).unwrap_or_else(|| id.to_string());
+        let status = record.and_then(|r| r.status);
+        let input = (url != id).then(|| id.to_string());
+        let mut row = blank_row(n, url, input, status);
+        if let Some(r) = record {
+            if let Some(c) = &r.canonical {
+                row.canonical = Some(c.clone());
+                row.canonical_source = Some("http");
+            }
+            if r.x_robots_tag.as_deref().is_some_and(forbids_indexing) {
+                row.noindex = true;
+                row.noindex_source = Some("x-robots-tag");
+            }
+        }
+        match src {
+            Src::Doc(i) => {
+                let d = &corpus.docs[*i];
+                page_of_doc[*i] = n;
+                row.words = Some(d.word_count);
+                row.thin = d.word_count < audit.thin_words;
+                if let Some(m) = &d.meta {
+                    row.title = m.title.clone();
+                    row.description = m.description.clone();
+                    row.h1 = m.h1.clone();
+                    // The page's own tag wins over the header: it is what
+                    // the site's authors wrote for this page.
+                    if let Some(c) = &m.canonical {
+                        row.canonical = Some(c.clone());
+                        row.canonical_source = Some("html");
+                    }
+                    if m.noindex && !row.noindex {
+                        row.noindex = true;
+                        row.noindex_source = Some("meta");
+                    }
+                } else {
+                    row.title = d.title.clone();
+                }
+            }
+            Src::Err(e) => errors.push(error_row(&mut row, e)),
+        }
+        row.indexability = indexability(&row);
+        pages.push(row);
+    }
+    Rows { pages, errors, page_of_doc }
 }
 
 /// Fills each page's closest match and near-duplicate count from the

@@ -96,8 +96,9 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
   }
 
   // ---- Texts and the word diff ----
-  var textOf = {};
+  var textOf = {}, notStored = {};
   D.texts.forEach(function (t) { textOf[t[0]] = t; });
+  (D.missing || []).forEach(function (p) { notStored[p] = true; });
   var baseWords = {};
   function words(page) {
     var t = textOf[page];
@@ -179,6 +180,12 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     if (!D.pages[a] || !D.pages[b]) { view.append(el("p", { class: "muted" }, "No such pages.")); return; }
     var wa = words(a), wb = words(b);
     view.append(el("div", { class: "diffhead" }, el("div", { id: "diff-a" }, url(a)), el("div", { id: "diff-b" }, url(b))));
+    if (notStored[a] || notStored[b]) {
+      var which = [a, b].filter(function (p) { return notStored[p]; }).map(url).join(" and ");
+      view.append(el("p", { class: "muted", id: "diff-not-stored" }, "The index does not hold the text of " + which +
+        " (stored before webdup kept texts, or added without them), so the pages cannot be compared word by word."));
+      return;
+    }
     if (!wa || !wb) { view.append(el("p", { class: "muted" }, "Texts are kept only for pages in clusters.")); return; }
     var r = diff(wa, wb);
     var sim = pairSimilarity(a, b);

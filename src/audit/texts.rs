@@ -62,9 +62,13 @@ pub struct PageText {
 /// The texts of every clustered page.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AuditTexts {
-    /// One per cluster: its representative's words, space-separated.
+    /// One per cluster: its representative's words, space-separated (or
+    /// the first member's that has a text, when the representative has none).
     pub bases: Vec<String>,
     pub pages: Vec<PageText>,
+    /// Clustered pages without a text (read from an index that did not store
+    /// it): they have no script, and the diff view says why.
+    pub missing: Vec<usize>,
 }
 
 /// Splits a text into words, with `"\n"` for each run of line breaks.
@@ -128,38 +132,44 @@ fn script(base: &[&str], words: &[&str]) -> Vec<Op> {
 
 impl AuditTexts {
     /// Scripts for every member of every cluster. Needs a corpus built with
-    /// [`crate::engine::Config::keep_pages`]; pages without a kept text get
-    /// an empty script.
+    /// [`crate::engine::Config::keep_pages`] (or read from an index that
+    /// stored texts); pages without a text are listed in `missing`.
     pub fn build(corpus: &Corpus, clustering: &Clustering, audit: &Audit) -> AuditTexts {
         use rayon::prelude::*;
-        let per_cluster: Vec<(String, Vec<PageText>)> = clustering
+        let per_cluster: Vec<(String, Vec<PageText>, Vec<usize>)> = clustering
             .clusters
             .par_iter()
             .zip(audit.clusters.par_iter())
             .enumerate()
             .map(|(n, (c, ac))| {
-                let text_of = |doc: usize| corpus.docs[doc].text.as_deref().unwrap_or_default();
-                let base = tokens(text_of(c.representative));
-                let pages = c
-                    .members
-                    .iter()
-                    .zip(&ac.members)
-                    .map(|(m, am)| {
-                        let ops = if m.doc == c.representative {
-                            vec![Op::Copy { start: 0, len: base.len() }]
-                        } else {
-                            script(&base, &tokens(text_of(m.doc)))
-                        };
-                        PageText { page: am.page, base: n, ops }
-                    })
-                    .collect();
-                (base.join(" "), pages)
+                let text_of = |doc: usize| corpus.docs[doc].text.as_deref();
+                let base_doc = std::iter::once(c.representative)
+                    .chain(c.members.iter().map(|m| m.doc))
+                    .find(|&d| text_of(d).is_some())
+                    .unwrap_or(c.representative);
+                let base = tokens(text_of(base_doc).unwrap_or_default());
+                let mut pages = Vec::with_capacity(c.members.len());
+                let mut missing = Vec::new();
+                for (m, am) in c.members.iter().zip(&ac.members) {
+                    let Some(text) = text_of(m.doc) else {
+                        missing.push(am.page);
+                        continue;
+                    };
+                    let ops = if m.doc == base_doc {
+                        vec![Op::Copy { start: 0, len: base.len() }]
+                    } else {
+                        script(&base, &tokens(text))
+                    };
+                    pages.push(PageText { page: am.page, base: n, ops });
+                }
+                (base.join(" "), pages, missing)
             })
             .collect();
         let mut texts = AuditTexts::default();
-        for (base, pages) in per_cluster {
+        for (base, pages, missing) in per_cluster {
             texts.bases.push(base);
             texts.pages.extend(pages);
+            texts.missing.extend(missing);
         }
         texts
     }

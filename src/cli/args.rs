@@ -81,9 +81,19 @@ pub enum Command {
     /// clusters.csv, report.json) for a site's pages.
     ///
     /// INPUT is a URL, a sitemap, an HTML file, a directory or a list file.
+    /// With --index instead, a crawl kept in an index is audited from what
+    /// the index stored: nothing is fetched or extracted again.
     Audit {
-        #[arg(required = true, value_name = "INPUT")]
+        #[arg(required_unless_present = "index", conflicts_with = "index", value_name = "INPUT")]
         inputs: Vec<String>,
+        /// Audit a crawl of this index (see `webdup index add`), with the
+        /// settings the index was built with (threshold, shingling, extractor).
+        #[arg(long, value_name = "FILE")]
+        index: Option<PathBuf>,
+        /// With --index: the crawl to audit [default: the newest, the one
+        /// fetched last].
+        #[arg(long, value_name = "NAME")]
+        crawl: Option<String>,
         #[command(flatten)]
         common: CommonArgs,
         /// Directory for the report files (created if missing).

@@ -1,12 +1,14 @@
-//! `webdup audit`: the SEO duplicate-content report, written to a directory.
+//! `webdup audit`: the SEO duplicate-content report, written to a directory,
+//! from a fresh run over inputs or from a crawl kept in an index.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use webdup::audit::{Audit, AuditConfig, AuditTexts};
+use webdup::audit::{Audit, AuditConfig, AuditTexts, StoredCrawl};
 use webdup::engine;
+use webdup::store::{Index, Settings};
 
 use super::args::CommonArgs;
 use super::{Loaded, exit_for, load_corpus};
@@ -18,11 +20,50 @@ pub fn run(inputs: &[String], common: &CommonArgs, out: &Path, thin_words: usize
     let clustering = engine::find_duplicates(&corpus, &config);
     let audit = Audit::build(&corpus, &clustering, &fetches, &config, &AuditConfig { thin_words });
     let texts = AuditTexts::build(&corpus, &clustering, &audit);
-    audit.write_dir(&texts, out).with_context(|| format!("cannot write the report to {}", out.display()))?;
-    if !common.quiet {
+    write(&audit, &texts, out, common.quiet)?;
+    Ok(exit_for(&corpus))
+}
+
+/// `webdup audit --index FILE [--crawl NAME]`: the same report from what the
+/// index stored, compared under the index's own settings.
+pub fn run_index(
+    path: &Path,
+    crawl: Option<&str>,
+    common: &CommonArgs,
+    out: &Path,
+    thin_words: usize,
+) -> anyhow::Result<ExitCode> {
+    let index = Index::open_existing(path)?;
+    let asked = common.to_config()?;
+    // The stored fingerprints were made with the index's settings and are
+    // only comparable under them; say so when the flags asked for others.
+    let differences = index.settings().differences(&Settings::of(&asked));
+    if !differences.is_empty() {
+        eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
+    }
+    let config = index.settings().apply(asked)?;
+    let crawl = StoredCrawl::load(&index, crawl)?;
+    let clustering = engine::find_duplicates(&crawl.corpus, &config);
+    let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });
+    let texts = AuditTexts::build(&crawl.corpus, &clustering, &audit);
+    write(&audit, &texts, out, common.quiet)?;
+    Ok(exit_for(&crawl.corpus))
+}
+
+fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool) -> anyhow::Result<()> {
+    audit.write_dir(texts, out).with_context(|| format!("cannot write the report to {}", out.display()))?;
+    if !quiet {
         let s = &audit.summary;
+        let from = match &audit.source {
+            Some(src) if src.pages_without_text > 0 => format!(
+                " of crawl {} in {} ({} without a stored text to compare)",
+                src.crawl, src.index, src.pages_without_text
+            ),
+            Some(src) => format!(" of crawl {} in {}", src.crawl, src.index),
+            None => String::new(),
+        };
         eprintln!(
-            "webdup: {} pages, {} clusters ({} with canonical problems), {} errors; report in {}",
+            "webdup: {} pages{from}, {} clusters ({} with canonical problems), {} errors; report in {}",
             s.pages,
             s.clusters,
             s.clusters_with_problems,
@@ -30,5 +71,5 @@ pub fn run(inputs: &[String], common: &CommonArgs, out: &Path, thin_words: usize
             out.join("report.html").display()
         );
     }
-    Ok(exit_for(&corpus))
+    Ok(())
 }

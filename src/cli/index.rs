@@ -43,6 +43,10 @@ pub enum IndexCommand {
         /// Documents per transaction.
         #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         batch: u32,
+        /// Do not store the pages' main texts (kept by default for the diff
+        /// view of `webdup audit --index`).
+        #[arg(long)]
+        no_text: bool,
         #[command(flatten)]
         index: IndexFile,
         #[command(flatten)]
@@ -77,8 +81,8 @@ pub enum IndexCommand {
 
 pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
     match command {
-        IndexCommand::Add { crawl, inputs, batch, index, common } => {
-            add(&crawl, &inputs, batch as usize, &index.path, &common)
+        IndexCommand::Add { crawl, inputs, batch, no_text, index, common } => {
+            add(&crawl, &inputs, batch as usize, !no_text, &index.path, &common)
         }
         IndexCommand::Query { target, index, common } => query(&target, &index.path, &common),
         IndexCommand::Stats { index, common } => {
@@ -120,9 +124,16 @@ struct AddSummary<'a> {
     not_found: Vec<String>,
 }
 
-fn add(crawl: &str, inputs: &[String], batch: usize, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitCode> {
-    // Page metadata (canonical, noindex, description, h1) is stored; texts
-    // are held only for one batch at a time.
+fn add(
+    crawl: &str,
+    inputs: &[String],
+    batch: usize,
+    keep_text: bool,
+    path: &Path,
+    common: &CommonArgs,
+) -> anyhow::Result<ExitCode> {
+    // Page metadata (canonical, noindex, description, h1) and main texts are
+    // stored; texts are held in memory for one batch at a time.
     let config = webdup::Config { keep_pages: true, ..common.to_config()? };
     let index = Index::open(path, &config)?;
     if crawl.trim().is_empty() {
@@ -149,7 +160,10 @@ fn add(crawl: &str, inputs: &[String], batch: usize, path: &Path, common: &Commo
     };
     for chunk in chunks {
         let Loaded { corpus, fetches } = load_corpus(&chunk, common, &config)?;
-        let pages = pages_of(crawl, corpus, &fetches);
+        let mut pages = pages_of(crawl, corpus, &fetches);
+        if !keep_text {
+            pages = pages.into_iter().map(Page::without_text).collect();
+        }
         summary.pages += pages.len();
         summary.with_content += pages.iter().filter(|p| p.fingerprint.is_some()).count();
         summary.failed += pages.iter().filter(|p| p.fingerprint.is_none()).count();
@@ -166,30 +180,31 @@ fn add(crawl: &str, inputs: &[String], batch: usize, path: &Path, common: &Commo
     })
 }
 
-/// Pages to store for a loaded batch: fetched or read documents, and the
-/// failures (a 404 is worth remembering: lost-and-found needs it).
+/// Pages to store for a loaded batch, in input order: fetched or read
+/// documents, and the failures (a 404 is worth remembering: lost-and-found
+/// needs it). The order is kept so an audit of the index lists pages as an
+/// audit of the same inputs does.
 fn pages_of(crawl: &str, corpus: Corpus, fetches: &[FetchRecord]) -> Vec<Page> {
     let by_order: HashMap<usize, &FetchRecord> = fetches.iter().map(|r| (r.order, r)).collect();
     let url_of =
         |id: &str, order: usize| by_order.get(&order).and_then(|r| r.url.clone()).unwrap_or_else(|| id.to_string());
     let mut pages = Vec::with_capacity(corpus.len());
     for doc in corpus.docs {
-        let url = url_of(&doc.id, doc.order);
-        let record = by_order.get(&doc.order).copied();
-        let page = Page::new(crawl, url, doc);
-        pages.push(match record {
-            Some(r) => page.with_fetch(r),
-            None => page,
-        });
+        let (url, order) = (url_of(&doc.id, doc.order), doc.order);
+        pages.push((order, Page::new(crawl, url, doc)));
     }
     for e in corpus.errors {
         let page = Page::failed(crawl, url_of(&e.id, e.order), e.kind.as_str(), e.message);
-        pages.push(match by_order.get(&e.order) {
+        pages.push((e.order, page));
+    }
+    pages.sort_by_key(|(order, _)| *order);
+    pages
+        .into_iter()
+        .map(|(order, page)| match by_order.get(&order) {
             Some(r) => page.with_fetch(r),
             None => page,
-        });
-    }
-    pages
+        })
+        .collect()
 }
 
 #[derive(Serialize)]

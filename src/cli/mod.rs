@@ -86,7 +86,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
-        Command::Audit { inputs, common, out, thin_words } => audit::run(&inputs, &common, &out, thin_words),
+        Command::Audit { inputs, index: Some(path), crawl, common, out, thin_words } => {
+            debug_assert!(inputs.is_empty(), "clap rejects inputs with --index");
+            audit::run_index(&path, crawl.as_deref(), &common, &out, thin_words)
+        }
+        Command::Audit { inputs, index: None, crawl, common, out, thin_words } => {
+            // Not clap's `requires`: it is waived once INPUT, which conflicts
+            // with --index, is given.
+            if crawl.is_some() {
+                bail!("--crawl picks a crawl of an index: give --index FILE (and no INPUT)");
+            }
+            audit::run(&inputs, &common, &out, thin_words)
+        }
         Command::Extract { pages, extract, url, format, fetch } => extract_pages(&pages, &extract, url, format, &fetch),
         Command::Eval { what: EvalCommand::Extract { dir, extractor, limit, threads, per_page, format } } => {
             let options = EvalOptions {

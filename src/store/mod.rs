@@ -49,9 +49,11 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Config, Fingerprint};
+use crate::extract::{ExtractConfig, ExtractorKind};
 use crate::fetch::FetchRecord;
 use crate::index::LshParams;
 use crate::index::lsh::band_key;
+use crate::shingle::{Language, LanguageChoice, ShingleConfig};
 use crate::verify::Overlap;
 
 /// Why an index operation failed.
@@ -60,12 +62,26 @@ pub enum Error {
     /// SQLite failed (disk full, locked too long, corrupt file).
     #[error("index database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// The file could not be opened as an index.
-    #[error("cannot open index {path}: {source}")]
-    Open { path: String, source: Box<Error> },
+    /// The file could not be opened as an index. (`reason`, not `source`:
+    /// the message already says why, and error reporters that print the
+    /// source chain would say it twice.)
+    #[error("cannot open index {path}: {reason}")]
+    Open { path: String, reason: Box<Error> },
+    /// There is no file to open ([`Index::open_existing`]).
+    #[error("no such file")]
+    Missing,
     /// The file is not a webdup index.
     #[error("not a webdup index: {0}")]
     NotAnIndex(String),
+    /// The settings kept in the index cannot be used.
+    #[error("the index's stored settings are not usable: {0}")]
+    BadSettings(String),
+    /// No crawl of that name in the index.
+    #[error("index {path} has no crawl named {crawl:?}; its crawls: {}", known.join(", "))]
+    UnknownCrawl { path: String, crawl: String, known: Vec<String> },
+    /// The index holds no pages, so no crawl to choose.
+    #[error("index {path} is empty: it holds no crawl (add one with `webdup index add`)")]
+    Empty { path: String },
     /// The file was written by a newer webdup.
     #[error("index schema version {found} is newer than this webdup supports ({supported}); upgrade webdup")]
     NewerSchema { found: i64, supported: i64 },
@@ -126,6 +142,69 @@ impl Settings {
         }
     }
 
+    /// The settings kept in an index's `meta` table.
+    fn read(conn: &Connection) -> Result<Settings> {
+        let get = |key: &str| -> Result<String> {
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()?
+                .ok_or_else(|| Error::NotAnIndex(format!("its meta table has no {key} setting")))
+        };
+        fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T> {
+            value.parse().map_err(|_| Error::BadSettings(format!("{key} = {value:?}")))
+        }
+        Ok(Settings {
+            shingle_size: parse("shingle_size", get("shingle_size")?)?,
+            stopwords: parse("stopwords", get("stopwords")?)?,
+            stem: parse("stem", get("stem")?)?,
+            language: get("language")?,
+            extractor: get("extractor")?,
+            permutations: parse("permutations", get("permutations")?)?,
+            seed: parse("seed", get("seed")?)?,
+            threshold: parse("threshold", get("threshold")?)?,
+            bands: parse("bands", get("bands")?)?,
+            rows: parse("rows", get("rows")?)?,
+        })
+    }
+
+    /// `base` with these settings in place of its own fingerprint settings
+    /// (shingling, extractor, permutations, seed, threshold), validated: the
+    /// config under which the index's fingerprints compare. The rest of
+    /// `base` (candidate method, cluster size) is kept.
+    pub fn apply(&self, base: Config) -> Result<Config> {
+        let language = if self.language.eq_ignore_ascii_case("auto") {
+            LanguageChoice::Auto
+        } else {
+            LanguageChoice::Fixed(
+                Language::from_code(&self.language)
+                    .ok_or_else(|| Error::BadSettings(format!("language = {:?}", self.language)))?,
+            )
+        };
+        let extractor: ExtractorKind =
+            self.extractor.parse().map_err(|_| Error::BadSettings(format!("extractor = {:?}", self.extractor)))?;
+        let config = Config {
+            extract: ExtractConfig { extractor, ..base.extract },
+            shingle: ShingleConfig { size: self.shingle_size, stopwords: self.stopwords, stem: self.stem, language },
+            shingle_size: self.shingle_size,
+            permutations: self.permutations,
+            seed: self.seed,
+            threshold: self.threshold,
+            ..base
+        };
+        config.validate().map_err(|e| Error::BadSettings(e.to_string()))
+    }
+
+    /// The settings in which `other` differs from these, as `name = ours
+    /// (not theirs)`; the banding, which follows from the threshold and
+    /// permutations, is left out.
+    pub fn differences(&self, other: &Settings) -> Vec<String> {
+        self.pairs()
+            .into_iter()
+            .zip(other.pairs())
+            .filter(|((key, ours), (_, theirs))| ours != theirs && !matches!(*key, "bands" | "rows"))
+            .map(|((key, ours), (_, theirs))| format!("{key} = {ours} (not {theirs})"))
+            .collect()
+    }
+
     fn pairs(&self) -> Vec<(&'static str, String)> {
         vec![
             ("shingle_size", self.shingle_size.to_string()),
@@ -142,8 +221,8 @@ impl Settings {
     }
 }
 
-/// Page metadata beside the content. `canonical` comes from the fetch's
-/// `Link` header for now; the rest is filled once the extractor reports it.
+/// Page metadata beside the content: what the page says about itself, and
+/// what its HTTP headers say (the `Link` canonical, `X-Robots-Tag`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PageMeta {
     pub title: Option<String>,
@@ -151,6 +230,14 @@ pub struct PageMeta {
     pub noindex: Option<bool>,
     pub description: Option<String>,
     pub h1: Option<String>,
+    /// Where `canonical` came from: `html` (`<link rel=canonical>`) or
+    /// `http` (`Link` header); `None` when unknown (rows stored before
+    /// schema version 3, canonicals given through the API).
+    #[serde(default)]
+    pub canonical_source: Option<String>,
+    /// Why `noindex` is true: `meta` (robots meta tag) or `x-robots-tag`.
+    #[serde(default)]
+    pub noindex_source: Option<String>,
 }
 
 /// One page of one crawl, to be inserted.
@@ -171,6 +258,7 @@ pub struct Page {
     pub error: Option<String>,
     pub meta: PageMeta,
     /// The content; `None` for pages that could not be fetched or read.
+    /// Its `text`, when set, is stored too (for the audit's diff view).
     pub fingerprint: Option<Fingerprint>,
 }
 
@@ -180,10 +268,10 @@ pub fn now() -> i64 {
 }
 
 impl Page {
-    /// A page with content; its title comes from the fingerprint.
-    pub fn new(crawl: impl Into<String>, url: impl Into<String>, mut fingerprint: Fingerprint) -> Page {
-        // The text is not stored; drop it before the page waits in a batch.
-        fingerprint.text = None;
+    /// A page with content; its title, metadata and main text (when the
+    /// fingerprint kept them, see [`Config::keep_pages`]) come from the
+    /// fingerprint.
+    pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
         Page {
             crawl: crawl.into(),
             url: url.into(),
@@ -199,6 +287,8 @@ impl Page {
                     noindex: Some(m.noindex),
                     description: m.description.clone(),
                     h1: m.h1.clone(),
+                    canonical_source: m.canonical.is_some().then(|| "html".into()),
+                    noindex_source: m.noindex.then(|| "meta".into()),
                 },
                 None => PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
             },
@@ -226,17 +316,29 @@ impl Page {
         }
     }
 
+    /// Drops the main text: the page is stored without it (smaller; an
+    /// audit of the index then cannot show this page's text).
+    pub fn without_text(mut self) -> Page {
+        if let Some(f) = &mut self.fingerprint {
+            f.text = None;
+        }
+        self
+    }
+
     /// Takes the final URL, status, canonical link and error from a fetch.
     pub fn with_fetch(mut self, record: &FetchRecord) -> Page {
         self.final_url = record.final_url.clone();
         self.status = record.status;
         // The page's own <link rel=canonical> wins over the Link header, as
         // in the audit.
-        if self.meta.canonical.is_none() {
+        if self.meta.canonical.is_none() && record.canonical.is_some() {
             self.meta.canonical = record.canonical.clone();
+            self.meta.canonical_source = Some("http".into());
         }
+        // The header is named as the reason first, as in the audit.
         if record.x_robots_tag.as_deref().is_some_and(crate::extract::forbids_indexing) {
             self.meta.noindex = Some(true);
+            self.meta.noindex_source = Some("x-robots-tag".into());
         }
         if let Some(e) = &record.error {
             self.error_kind = Some(e.kind.as_str().into());
@@ -374,7 +476,7 @@ impl Index {
     /// [`Error::SettingsMismatch`] if the index was built with other settings.
     pub fn open(path: impl AsRef<Path>, config: &Config) -> Result<Index> {
         let path = path.as_ref().to_path_buf();
-        let wrap = |e: Error| Error::Open { path: path.display().to_string(), source: Box::new(e) };
+        let wrap = |e: Error| Error::Open { path: path.display().to_string(), reason: Box::new(e) };
         let mut conn = connect(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
         let settings = Settings::of(config);
@@ -382,6 +484,58 @@ impl Index {
             e @ Error::SettingsMismatch { .. } => e,
             e => wrap(e),
         })?;
+        Ok(Index {
+            path,
+            params: LshParams { bands: settings.bands, rows: settings.rows },
+            settings,
+            writer: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Opens an index that must already exist, with the settings it was
+    /// built with (see [`Index::settings`] and [`Settings::apply`]), migrating
+    /// an older schema. Unlike [`Index::open`] it never creates a file or
+    /// adopts a foreign database: a missing file is [`Error::Missing`], any
+    /// file that is not a webdup index [`Error::NotAnIndex`], both wrapped in
+    /// [`Error::Open`] naming the path.
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Index> {
+        let path = path.as_ref().to_path_buf();
+        let wrap = |e: Error| Error::Open { path: path.display().to_string(), reason: Box::new(e) };
+        let not_index = |why: &str| wrap(Error::NotAnIndex(why.into()));
+        match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(wrap(Error::Missing)),
+            Err(e) => return Err(wrap(Error::NotAnIndex(e.to_string()))),
+            Ok(m) if m.is_dir() => return Err(not_index("a directory")),
+            Ok(_) => {}
+        }
+        // Look before connecting: `connect` switches the file to WAL mode,
+        // which must not happen to a database that is not ours.
+        let mut header = [0u8; 16];
+        let read = std::fs::File::open(&path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header));
+        if read.is_err() || &header != b"SQLite format 3\0" {
+            return Err(not_index("not an SQLite database"));
+        }
+        {
+            let probe =
+                Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                    .map_err(|e| wrap(e.into()))?;
+            let version: i64 =
+                probe.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| wrap(e.into()))?;
+            let tables: i64 = probe
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'pages', 'bands')",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| wrap(e.into()))?;
+            if version == 0 || tables != 3 {
+                return Err(not_index("an SQLite database without webdup's tables and schema version"));
+            }
+        }
+        let mut conn = connect(&path).map_err(|e| wrap(e.into()))?;
+        schema::migrate(&mut conn).map_err(wrap)?;
+        let settings = Settings::read(&conn).map_err(wrap)?;
         Ok(Index {
             path,
             params: LshParams { bands: settings.bands, rows: settings.rows },
@@ -475,8 +629,9 @@ impl Index {
         let fp = page.fingerprint.as_ref();
         tx.prepare_cached(
             "INSERT INTO pages (crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical,
-                 noindex, description, h1, word_count, digest, simhash, minhash, shingle_count, shingles)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                 noindex, description, h1, word_count, digest, simhash, minhash, shingle_count, shingles,
+                 canonical_source, noindex_source, text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
         )?
         .execute(params![
             page.crawl,
@@ -497,6 +652,9 @@ impl Index {
             fp.map(|f| encode_u32s(&f.minhash)),
             fp.map_or(0, |f| f.shingles.len() as i64),
             fp.map(|f| encode_u64s(&f.shingles)),
+            page.meta.canonical_source,
+            page.meta.noindex_source,
+            fp.and_then(|f| f.text.as_deref()),
         ])?;
         let id = tx.last_insert_rowid();
         if let Some(fp) = fp {
@@ -698,6 +856,69 @@ impl Index {
         })
     }
 
+    /// `name` when the index has a crawl of that name; without a name, the
+    /// newest crawl: the one whose pages were fetched last (of crawls fetched
+    /// in the same second, the one written last).
+    pub fn choose_crawl(&self, name: Option<&str>) -> Result<String> {
+        self.with_reader(|conn| {
+            let mut stmt =
+                conn.prepare("SELECT crawl FROM pages GROUP BY crawl ORDER BY max(fetched_at) DESC, max(id) DESC")?;
+            let crawls = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let path = self.path.display().to_string();
+            match (name, crawls.first()) {
+                (_, None) => Err(Error::Empty { path }),
+                (None, Some(newest)) => Ok(newest.clone()),
+                (Some(n), Some(_)) if crawls.iter().any(|c| c == n) => Ok(n.to_string()),
+                (Some(n), Some(_)) => Err(Error::UnknownCrawl { path, crawl: n.to_string(), known: crawls }),
+            }
+        })
+    }
+
+    /// Every page of `crawl` in insertion order, each with its fingerprint
+    /// rebuilt from the stored parts (`None` for pages without content): the
+    /// shingles, MD5, MinHash, SimHash and word count as stored, its title,
+    /// and its main text when it was stored (schema version 3 on). Nothing
+    /// is fetched or extracted again. Fingerprint ids are the pages' URLs
+    /// and orders their positions in the crawl.
+    pub fn crawl_fingerprints(&self, crawl: &str) -> Result<Vec<(StoredPage, Option<Fingerprint>)>> {
+        self.with_reader(|conn| {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {PAGE_COLUMNS}, shingles, minhash, text FROM pages WHERE crawl = ?1 ORDER BY id"
+            ))?;
+            let mut rows = stmt.query([crawl])?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let page = stored_page(row)?;
+                let digest: Option<Vec<u8>> = row.get(14)?;
+                let shingles: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT)?;
+                let minhash: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 1)?;
+                let fingerprint = match (digest, shingles, minhash, page.simhash) {
+                    (Some(digest), Some(shingles), Some(minhash), Some(simhash)) => {
+                        let digest: [u8; 16] = digest.try_into().map_err(|d: Vec<u8>| Error::Corrupt {
+                            page_id: page.id,
+                            reason: format!("MD5 of {} bytes", d.len()),
+                        })?;
+                        let mut f = Fingerprint::from_parts(
+                            page.url.clone(),
+                            out.len(),
+                            page.word_count,
+                            decode_u64s(&shingles, page.id)?,
+                            digest,
+                            decode_u32s(&minhash, page.id)?,
+                            simhash,
+                        );
+                        f.title = page.meta.title.clone();
+                        f.text = row.get(PAGE_COLUMN_COUNT + 2)?;
+                        Some(f)
+                    }
+                    _ => None,
+                };
+                out.push((page, fingerprint));
+            }
+            Ok(out)
+        })
+    }
+
     /// Runs SQLite's integrity check and webdup's own: every page with
     /// content has all its band rows and a shingle blob of the recorded
     /// length, and no band row points at a missing page. Returns the
@@ -743,8 +964,9 @@ impl Index {
 }
 
 const PAGE_COLUMNS: &str = "id, crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical, \
-                            noindex, description, h1, word_count, digest, simhash, shingle_count";
-const PAGE_COLUMN_COUNT: usize = 17;
+                            noindex, description, h1, word_count, digest, simhash, shingle_count, \
+                            canonical_source, noindex_source";
+const PAGE_COLUMN_COUNT: usize = 19;
 
 fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
     let digest: Option<Vec<u8>> = r.get(14)?;
@@ -763,6 +985,8 @@ fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
             noindex: r.get(10)?,
             description: r.get(11)?,
             h1: r.get(12)?,
+            canonical_source: r.get(17)?,
+            noindex_source: r.get(18)?,
         },
         word_count: r.get::<_, i64>(13)? as usize,
         digest: digest.map(|d| d.iter().map(|b| format!("{b:02x}")).collect()),

@@ -4,14 +4,15 @@
 //! takes a database from version `i` to `i + 1` and runs in its own
 //! transaction together with the version bump, so a migration interrupted
 //! half-way leaves the previous version intact. Old versions stay readable:
-//! `tests/store_migrate.rs` builds a version-1 file from [`V1`] and opens it.
+//! `tests/store_migrate.rs` builds version-1 and version-2 files from the SQL
+//! of those releases, kept there verbatim, and opens them.
 
 use rusqlite::Connection;
 
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -66,8 +67,19 @@ ALTER TABLE pages ADD COLUMN description TEXT;
 ALTER TABLE pages ADD COLUMN h1 TEXT;
 ";
 
+/// Version 3: what `webdup audit --index` needs beyond the fingerprints:
+/// the extracted main text (for the side-by-side diff) and where the
+/// canonical (`html` or `http`) and `noindex` (`meta` or `x-robots-tag`) came
+/// from. All nullable: rows written before stay valid and read as "not
+/// stored"; `ALTER TABLE ... ADD COLUMN` rewrites no rows.
+pub const V3: &str = "
+ALTER TABLE pages ADD COLUMN text TEXT;
+ALTER TABLE pages ADD COLUMN canonical_source TEXT;
+ALTER TABLE pages ADD COLUMN noindex_source TEXT;
+";
+
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

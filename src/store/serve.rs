@@ -197,6 +197,8 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
     if body.title.is_some() {
         fp.title = body.title.clone();
     }
+    // Stored with the page, for the diff view of `webdup audit --index`.
+    fp.text = Some(text);
     Ok(fp)
 }
 

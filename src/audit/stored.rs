@@ -1,0 +1,179 @@
+//! Auditing a crawl kept in an index, from what the index stored: nothing is
+//! fetched or extracted again.
+//!
+//! [`StoredCrawl::load`] reads one crawl's pages back as a [`Corpus`] (the
+//! fingerprints as stored: shingles, MD5, MinHash, main text when kept) and
+//! the failed pages as [`DocError`]s; the engine's usual stages
+//! ([`crate::engine::find_duplicates`]: exact groups by MD5, LSH candidates,
+//! exact Jaccard, clustering) run on it unchanged, and [`Audit::from_crawl`]
+//! builds the same model as a fresh run from the stored metadata.
+//!
+//! ```
+//! use webdup::audit::{Audit, AuditConfig, AuditTexts, StoredCrawl};
+//! use webdup::engine::{self, Config, Fingerprinter};
+//! use webdup::store::{Index, Page};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("site.db");
+//! let config = Config::default().validate().unwrap();
+//! let index = Index::open(&path, &config).unwrap();
+//! let fp = Fingerprinter::new(&config);
+//! let text = "the river path was restored this spring with new gravel and benches along the bank";
+//! for url in ["https://example.com/a", "https://example.com/b"] {
+//!     let mut f = fp.fingerprint_text(url.into(), 0, text, None, "none").unwrap();
+//!     f.text = Some(text.into());
+//!     index.insert(&Page::new("2024-09", url, f)).unwrap();
+//! }
+//! drop(index);
+//!
+//! // Later: audit the newest crawl with the index's own settings.
+//! let index = Index::open_existing(&path).unwrap();
+//! let config = index.settings().apply(Config::default()).unwrap();
+//! let crawl = StoredCrawl::load(&index, None).unwrap();
+//! let clustering = engine::find_duplicates(&crawl.corpus, &config);
+//! let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig::default());
+//! let texts = AuditTexts::build(&crawl.corpus, &clustering, &audit);
+//! assert_eq!(audit.summary.exact_groups, 1);
+//! assert_eq!(audit.source.as_ref().unwrap().crawl, "2024-09");
+//! assert!(texts.missing.is_empty());
+//! ```
+
+use super::{Audit, AuditConfig, AuditSource, Rows, blank_row, canonical, error_row, indexability};
+use crate::engine::{Clustering, Config, Corpus};
+use crate::error::{DocError, DocErrorKind};
+use crate::store::{self, Index, StoredPage};
+
+/// One crawl of an index, read back for an audit.
+#[derive(Debug)]
+pub struct StoredCrawl {
+    /// The index file.
+    pub index: String,
+    pub crawl: String,
+    /// Every page of the crawl, in the order it was stored.
+    pub pages: Vec<StoredPage>,
+    /// The pages with content as fingerprints, and the failed ones as
+    /// errors; orders are positions in `pages`.
+    pub corpus: Corpus,
+}
+
+impl StoredCrawl {
+    /// Reads crawl `name` of `index`, or its newest crawl (see
+    /// [`Index::choose_crawl`]). Fails with [`store::Error::UnknownCrawl`] or
+    /// [`store::Error::Empty`], both naming the file.
+    pub fn load(index: &Index, name: Option<&str>) -> store::Result<StoredCrawl> {
+        let crawl = index.choose_crawl(name)?;
+        let mut pages = Vec::new();
+        let mut corpus = Corpus::default();
+        for (n, (page, fingerprint)) in index.crawl_fingerprints(&crawl)?.into_iter().enumerate() {
+            match fingerprint {
+                Some(f) => corpus.docs.push(f),
+                None => corpus.errors.push(doc_error(&page, n)),
+            }
+            pages.push(page);
+        }
+        Ok(StoredCrawl { index: index.path().display().to_string(), crawl, pages, corpus })
+    }
+}
+
+/// The failure a fresh run would have reported for a stored failed page.
+/// The index keeps the fetcher's own kind (`http_status`, `dns`, ...) where
+/// a run reports kind `fetch` with that kind leading the message; other
+/// kinds (`no_text`, `too_deep`, ... on pages that arrived) are the run's.
+fn doc_error(page: &StoredPage, order: usize) -> DocError {
+    let kind = page.error_kind.as_deref().unwrap_or("fetch");
+    let message = page.error.clone().unwrap_or_else(|| "no content stored".into());
+    // `too_large` names both a fetch failure and a local file over the limit;
+    // only the fetch has an HTTP status.
+    let fetched = page.status.is_some() || page.final_url.is_some();
+    match DocErrorKind::from_name(kind) {
+        Some(k) if !(k == DocErrorKind::TooLarge && fetched) => DocError::new(&page.url, order, k, message),
+        _ => DocError::new(&page.url, order, DocErrorKind::Fetch, format!("{kind}: {message}")),
+    }
+}
+
+/// The `&'static str` among `options` equal to `value`, if any.
+fn known(value: Option<&str>, options: &[&'static str]) -> Option<&'static str> {
+    value.and_then(|v| options.iter().copied().find(|o| *o == v))
+}
+
+impl Audit {
+    /// Builds the audit model of a stored crawl, as [`Audit::build`] does for
+    /// a run: pages in stored order, metadata as stored. Redirect chains are
+    /// not stored, so a canonical naming a URL that redirected is judged by
+    /// the crawl's pages alone.
+    pub fn from_crawl(crawl: &StoredCrawl, clustering: &Clustering, config: &Config, audit: &AuditConfig) -> Audit {
+        let corpus = &crawl.corpus;
+        let mut page_of_doc = vec![0usize; corpus.docs.len()];
+        let (mut docs, mut failures) = (corpus.docs.iter().enumerate().peekable(), corpus.errors.iter().peekable());
+        let mut pages = Vec::with_capacity(crawl.pages.len());
+        let mut errors = Vec::new();
+        for (n, p) in crawl.pages.iter().enumerate() {
+            let url = p.effective_url().to_string();
+            let input = (url != p.url).then(|| p.url.clone());
+            let mut row = blank_row(n, url, input, p.status);
+            row.title = p.meta.title.clone();
+            row.description = p.meta.description.clone();
+            row.h1 = p.meta.h1.clone();
+            row.canonical = p.meta.canonical.clone();
+            row.canonical_source = known(p.meta.canonical_source.as_deref(), &["html", "http"]);
+            row.noindex = p.meta.noindex == Some(true);
+            row.noindex_source = known(p.meta.noindex_source.as_deref(), &["meta", "x-robots-tag"]);
+            if let Some((i, d)) = docs.next_if(|(_, d)| d.order == n) {
+                page_of_doc[i] = n;
+                row.words = Some(d.word_count);
+                row.thin = d.word_count < audit.thin_words;
+            } else if let Some(e) = failures.next_if(|e| e.order == n) {
+                errors.push(error_row(&mut row, e));
+            }
+            row.indexability = indexability(&row);
+            pages.push(row);
+        }
+        // Only the crawl's own pages: no redirect hops were stored.
+        let statuses = canonical::StatusIndex::new(&pages, &[]);
+        let mut built =
+            Audit::assemble(Rows { pages, errors, page_of_doc }, corpus, clustering, &statuses, config, audit);
+        built.source = Some(AuditSource {
+            kind: "index",
+            index: crawl.index.clone(),
+            crawl: crawl.crawl.clone(),
+            pages_without_text: corpus.docs.iter().filter(|d| d.text.is_none()).count(),
+        });
+        built
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::PageMeta;
+
+    fn failed(kind: &str, message: &str, status: Option<u16>) -> StoredPage {
+        StoredPage {
+            id: 1,
+            crawl: "c".into(),
+            url: "https://example.com/x".into(),
+            final_url: status.map(|_| "https://example.com/x".into()),
+            status,
+            fetched_at: 0,
+            error_kind: Some(kind.into()),
+            error: Some(message.into()),
+            meta: PageMeta::default(),
+            word_count: 0,
+            digest: None,
+            simhash: None,
+            shingle_count: 0,
+        }
+    }
+
+    #[test]
+    fn stored_failures_read_as_the_run_reported_them() {
+        let e = doc_error(&failed("http_status", "HTTP 404 Not Found", Some(404)), 3);
+        assert_eq!((e.kind, e.message.as_str(), e.order), (DocErrorKind::Fetch, "http_status: HTTP 404 Not Found", 3));
+        let e = doc_error(&failed("no_text", "no words found in the document's text", Some(200)), 0);
+        assert_eq!(e.kind, DocErrorKind::NoText);
+        // A body over the limit over HTTP is the fetcher's; a local file's is the reader's.
+        assert_eq!(doc_error(&failed("too_large", "body over 10 bytes", Some(200)), 0).kind, DocErrorKind::Fetch);
+        assert_eq!(doc_error(&failed("too_large", "file over 10 bytes", None), 0).kind, DocErrorKind::TooLarge);
+        assert_eq!(doc_error(&failed("dns", "no such host", None), 0).message, "dns: no such host");
+    }
+}

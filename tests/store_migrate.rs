@@ -3,6 +3,7 @@
 //! silently change what "version 1" means.
 
 use webdup::engine::{Config, Fingerprinter};
+use webdup::extract::ExtractorKind;
 use webdup::index::lsh::band_key;
 use webdup::store::{Index, Page, schema};
 
@@ -26,7 +27,10 @@ PRAGMA user_version = 1;
 fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
-    let config = Config::default().validate().unwrap();
+    // Indexes of this version were built when trafilatura was the default extractor.
+    let mut config = Config::default();
+    config.extract.extractor = ExtractorKind::Trafilatura;
+    let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "an old page about the ferry timetable at the harbour, kept since the first crawl of the site";
     let f = fp.fingerprint_text("u".into(), 0, text, Some("Ferry".into()), "none").unwrap();
@@ -69,6 +73,10 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
         }
     }
 
+    // Opened with today's default extractor, the index refuses and names the setting.
+    let refused =
+        Index::open(&path, &Config::default().validate().unwrap()).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(refused.contains("extractor"), "{refused}");
     let index = Index::open(&path, &config).unwrap();
     let stats = index.stats().unwrap();
     assert_eq!(stats.schema_version, schema::VERSION);
@@ -113,7 +121,10 @@ PRAGMA user_version = 2;
 fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
-    let config = Config::default().validate().unwrap();
+    // Indexes of this version were built when trafilatura was the default extractor.
+    let mut config = Config::default();
+    config.extract.extractor = ExtractorKind::Trafilatura;
+    let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "the harbour ferry leaves every hour from the north pier and returns from the island at ten past";
     let f = fp.fingerprint_text("u".into(), 0, text, Some("Ferry".into()), "none").unwrap();

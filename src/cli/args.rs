@@ -188,8 +188,12 @@ pub enum WeightArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ExtractorArg {
+    /// trafilatura and rs-trafilatura, refereed by readability and the visible text.
+    Auto,
     /// trafilatura with fallbacks, checked against page chrome.
     Trafilatura,
+    /// rs-trafilatura: page-type classification, then per-type rules.
+    RsTrafilatura,
     /// Mozilla Readability (dom_smoothie).
     Readability,
     /// All visible text except nav, header, footer and aside.
@@ -199,7 +203,9 @@ pub enum ExtractorArg {
 impl ExtractorArg {
     pub fn kind(self) -> ExtractorKind {
         match self {
+            ExtractorArg::Auto => ExtractorKind::Auto,
             ExtractorArg::Trafilatura => ExtractorKind::Trafilatura,
+            ExtractorArg::RsTrafilatura => ExtractorKind::RsTrafilatura,
             ExtractorArg::Readability => ExtractorKind::Readability,
             ExtractorArg::None => ExtractorKind::None,
         }
@@ -211,7 +217,7 @@ impl ExtractorArg {
 #[command(next_help_heading = "Extraction")]
 pub struct ExtractArgs {
     /// Main-content extractor for HTML.
-    #[arg(long, value_enum, default_value = "trafilatura")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub extractor: ExtractorArg,
     /// Extract only from elements matching this CSS selector.
     #[arg(long, value_name = "CSS")]

@@ -45,6 +45,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     .validate()?;
     let index = Arc::new(Index::open(&args.index.path, &config)?);
     let index_path: PathBuf = args.index.path.clone();
+    // The first request should not pay the extractors' one-time set-up.
+    webdup::extract::warm_up();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(serve_config.bind)

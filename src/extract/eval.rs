@@ -16,25 +16,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use regex::Regex;
 use serde::Serialize;
 
+pub use super::words::tokens;
 use super::{EXTRACT_STACK, ExtractConfig, ExtractorKind, extract_with_url};
 use crate::engine::Progress;
 
 /// The AEB metric's shingle length.
 pub const NGRAM: usize = 4;
-
-static TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").unwrap_or_else(|_| unreachable!()));
-
-/// The tokens of `text`: runs of Unicode word characters, case kept.
-pub fn tokens(text: &str) -> Vec<&str> {
-    TOKEN.find_iter(text).map(|m| m.as_str()).collect()
-}
 
 /// Counts of every run of `n` consecutive tokens; fewer than `n` tokens
 /// give one shorter run (none for no tokens).
@@ -110,24 +102,7 @@ pub fn shingle_match(truth: &str, predicted: &str) -> ShingleMatch {
 /// WCXB's per-page bag-of-words F1: lowercased word multisets compared
 /// (1 when both are empty, 0 when only one is).
 pub fn bag_of_words_f1(truth: &str, predicted: &str) -> f64 {
-    let bag = |s: &str| {
-        let mut m: HashMap<String, u32> = HashMap::new();
-        for t in tokens(s) {
-            *m.entry(t.to_lowercase()).or_insert(0) += 1;
-        }
-        m
-    };
-    let (t, p) = (bag(truth), bag(predicted));
-    let (nt, np): (u32, u32) = (t.values().sum(), p.values().sum());
-    if nt == 0 && np == 0 {
-        return 1.0;
-    }
-    let common: u32 = t.iter().map(|(k, &c)| c.min(p.get(k).copied().unwrap_or(0))).sum();
-    if common == 0 {
-        return 0.0;
-    }
-    let (pr, rc) = (f64::from(common) / f64::from(np), f64::from(common) / f64::from(nt));
-    2.0 * pr * rc / (pr + rc)
+    super::words::bag_f1(truth, predicted)
 }
 
 /// Scores over a set of pages.
@@ -375,6 +350,8 @@ pub fn evaluate(dir: &Path, options: &EvalOptions, progress: &dyn Progress) -> R
         pool = pool.num_threads(n.max(1));
     }
     let pool = pool.build().map_err(|e| EvalError::Io { path: dir.to_path_buf(), source: std::io::Error::other(e) })?;
+    // One-time set-up is not per-page work: keep it out of pages/s.
+    super::warm_up();
     let mut reports = Vec::new();
     for &kind in &options.extractors {
         let config = ExtractConfig::new(kind);

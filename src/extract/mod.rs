@@ -24,6 +24,7 @@ pub mod eval;
 mod meta;
 mod select;
 mod visible;
+pub mod words;
 
 use std::str::FromStr;
 
@@ -40,11 +41,16 @@ pub const EXTRACT_STACK: usize = 64 << 20;
 
 /// Which extraction algorithm to run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ExtractorKind {
-    /// trafilatura 0.6 with its fallbacks, cross-checked against readability.
+    /// trafilatura and rs-trafilatura, refereed by readability and the
+    /// visible text when they disagree.
     #[default]
+    Auto,
+    /// trafilatura 0.6 with its fallbacks, checked against the page chrome.
     Trafilatura,
+    /// rs-trafilatura 0.2: page-type classification, then per-type rules.
+    RsTrafilatura,
     /// Mozilla's Readability algorithm (the `dom_smoothie` crate).
     Readability,
     /// Visible body text without navigation, header, footer and sidebars.
@@ -53,11 +59,19 @@ pub enum ExtractorKind {
 
 impl ExtractorKind {
     /// Every extractor, default first.
-    pub const ALL: [ExtractorKind; 3] = [ExtractorKind::Trafilatura, ExtractorKind::Readability, ExtractorKind::None];
+    pub const ALL: [ExtractorKind; 5] = [
+        ExtractorKind::Auto,
+        ExtractorKind::Trafilatura,
+        ExtractorKind::RsTrafilatura,
+        ExtractorKind::Readability,
+        ExtractorKind::None,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            ExtractorKind::Auto => "auto",
             ExtractorKind::Trafilatura => "trafilatura",
+            ExtractorKind::RsTrafilatura => "rs-trafilatura",
             ExtractorKind::Readability => "readability",
             ExtractorKind::None => "none",
         }
@@ -132,7 +146,7 @@ pub enum ExtractError {
     TooDeep { limit: usize },
     #[error("invalid CSS selector `{selector}`: {message}")]
     Selector { selector: String, message: String },
-    #[error("unknown extractor `{0}`; use trafilatura, readability or none")]
+    #[error("unknown extractor `{0}`; use auto, trafilatura, rs-trafilatura, readability or none")]
     UnknownExtractor(String),
 }
 
@@ -156,8 +170,14 @@ pub fn extract_with_url(html: &str, url: Option<&str>, config: &ExtractConfig) -
     };
     let url = url.and_then(|u| url::Url::parse(u).ok()).filter(|u| matches!(u.scheme(), "http" | "https"));
     let found = match config.extractor {
-        ExtractorKind::Trafilatura => combine::trafilatura_checked(html, url.as_ref()),
-        ExtractorKind::Readability => combine::readability(html, url.as_ref()).or_else(|| combine::chromeless(html)),
+        ExtractorKind::Auto => combine::consensus(html, url.as_ref()),
+        ExtractorKind::Trafilatura => combine::guarded(|| combine::trafilatura_checked(html, url.as_ref())),
+        ExtractorKind::RsTrafilatura => {
+            combine::rs_trafilatura_checked(html, url.as_ref()).or_else(|| combine::chromeless(html))
+        }
+        ExtractorKind::Readability => {
+            combine::guarded(|| combine::readability(html, url.as_ref())).or_else(|| combine::chromeless(html))
+        }
         ExtractorKind::None => combine::chromeless(html),
     };
     if let Some(e) = found {
@@ -165,6 +185,19 @@ pub fn extract_with_url(html: &str, url: Option<&str>, config: &ExtractConfig) -
     }
     let (text, title) = visible_text(html);
     Ok(Extracted { text, title, extractor: "visible" })
+}
+
+/// Runs every extractor once on a small built-in page, so that their
+/// one-time set-up (jusText's stop lists for every language, compiled
+/// patterns, rs-trafilatura's classifier) is paid before the first real
+/// page: `serve` calls it before listening, and `eval` before timing.
+pub fn warm_up() {
+    let html = "<html lang=en><head><title>Warm-up</title></head><body><nav><a href=/>Home</a></nav>\
+                <article><h1>A short note</h1><p>The committee met on Tuesday and agreed the budget for \
+                next year.</p></article><footer>Contact us</footer></body></html>";
+    for kind in ExtractorKind::ALL {
+        let _ = extract_with_url(html, Some("https://example.com/note"), &ExtractConfig::new(kind));
+    }
 }
 
 /// A page's main text with the metadata later stages need.

@@ -209,7 +209,8 @@ impl Fingerprinter {
                     .map_err(|e| DocError::new(&raw.id, raw.order, DocErrorKind::TooDeep, e.to_string()))?;
                 // A second parse, paid only by runs that report metadata.
                 let meta = self.keep_pages.then(|| {
-                    let url = crate::source::is_url(&raw.id).then_some(raw.id.as_str());
+                    // The address after redirects, else the one asked for.
+                    let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
                     let mut meta = extract::page_meta(&scraper::Html::parse_document(&raw.body), url);
                     if meta.title.is_none() {
                         meta.title = e.title.clone();
@@ -631,5 +632,31 @@ pub fn compare(a: &Fingerprint, b: &Fingerprint, threshold: f64) -> Comparison {
         exact: a.digest == b.digest,
         threshold,
         duplicate: o.jaccard() >= threshold,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Format, RawDocument};
+
+    #[test]
+    fn relative_canonicals_resolve_against_the_address_after_redirects() {
+        let config = Config { keep_pages: true, ..Config::default() }.validate().unwrap();
+        let fp = Fingerprinter::new(&config);
+        let words = "The guide explains how to book the ferry, where to park and what to bring for the crossing. ";
+        let html = format!("<html><head><link rel=canonical href='guide'></head><body><p>{}</p></body></html>", words);
+        let canonical = |url: Option<&str>| {
+            let raw = RawDocument {
+                id: "https://old.example/a/page".into(),
+                order: 0,
+                format: Format::Html,
+                body: html.clone(),
+                url: url.map(str::to_string),
+            };
+            fp.fingerprint(raw).unwrap().meta.and_then(|m| m.canonical)
+        };
+        assert_eq!(canonical(Some("https://new.example/b/page")).as_deref(), Some("https://new.example/b/guide"));
+        assert_eq!(canonical(None).as_deref(), Some("https://old.example/a/guide"));
     }
 }

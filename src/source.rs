@@ -48,6 +48,9 @@ pub struct RawDocument {
     pub order: usize,
     pub format: Format,
     pub body: String,
+    /// Where the body was served from, after redirects (fetched pages
+    /// only): relative links such as `rel=canonical` resolve against it.
+    pub url: Option<String>,
 }
 
 /// The result of expanding the user's inputs.
@@ -279,7 +282,7 @@ pub fn bytes_to_document(
     }
     let decoded = decode::decode(&bytes, header_charset, format == Format::Html)
         .map_err(|e| err(DocErrorKind::Encoding, e.to_string()))?;
-    Ok(RawDocument { id: source.id.clone(), order: source.order, format, body: decoded.text })
+    Ok(RawDocument { id: source.id.clone(), order: source.order, format, body: decoded.text, url: None })
 }
 
 fn looks_like_html(bytes: &[u8]) -> bool {

@@ -11,7 +11,7 @@ fn build(texts: &[String], config: &Config) -> Corpus {
     let items: Vec<(usize, String)> = texts.iter().cloned().enumerate().collect();
     Corpus::build(
         items,
-        |(i, body)| Ok(RawDocument { id: format!("doc{i}"), order: i, format: Format::Text, body }),
+        |(i, body)| Ok(RawDocument { id: format!("doc{i}"), order: i, format: Format::Text, body, url: None }),
         config,
         &engine::Quiet,
     )

@@ -33,7 +33,7 @@ fn clusters(pages: Vec<(String, String)>, config: &Config) -> BTreeSet<Vec<Strin
     let items: Vec<(usize, (String, String))> = pages.into_iter().enumerate().collect();
     let corpus = Corpus::build(
         items,
-        |(order, (id, body))| Ok(RawDocument { id, order, format: Format::Html, body }),
+        |(order, (id, body))| Ok(RawDocument { id, order, format: Format::Html, body, url: None }),
         config,
         &Quiet,
     );

@@ -253,6 +253,8 @@ fn redirect_chain_is_recorded_hop_by_hop() {
     assert_eq!(o.record.final_url, Some(format!("{}/a/final", base())));
     assert_eq!(o.record.id, format!("{}/r/1", base()));
     assert!(body(&o).contains("quick brown fox"));
+    // The document knows where it was served from, for resolving its relative links.
+    assert_eq!(o.document.as_ref().and_then(|d| d.url.clone()), Some(format!("{}/a/final", base())));
 }
 
 #[test]

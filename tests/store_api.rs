@@ -215,6 +215,7 @@ fn page_metadata_from_extraction_is_stored() {
         order: 0,
         format: webdup::source::Format::Html,
         body: html,
+        url: None,
     };
     let f = fp.fingerprint(raw).unwrap();
     index.insert(&Page::new("c1", "https://shop.example/widget?print=1", f)).unwrap();

@@ -26,7 +26,7 @@
 //! ];
 //! let corpus = Corpus::build(
 //!     pages.into_iter().enumerate().collect(),
-//!     |(order, (id, html))| Ok(RawDocument { id: id.into(), order, format: Format::Html, body: html }),
+//!     |(order, (id, html))| Ok(RawDocument { id: id.into(), order, format: Format::Html, body: html, url: None }),
 //!     &config,
 //!     &Quiet,
 //! );

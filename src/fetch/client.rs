@@ -661,7 +661,10 @@ fn decode(source: &Source, mut record: FetchRecord, body: Vec<u8>, content_type:
         _ => Format::Html,
     };
     match source::bytes_to_document(source, body, charset, format) {
-        Ok(doc) => FetchOutcome { record, document: Some(doc) },
+        Ok(mut doc) => {
+            doc.url = record.final_url.clone();
+            FetchOutcome { record, document: Some(doc) }
+        }
         Err(e) => {
             record.error = Some(FetchError { kind: FetchErrorKind::Decode, message: e.message, doc_kind: e.kind });
             FetchOutcome { record, document: None }

@@ -347,13 +347,47 @@ fn audit_report_renders_in_headless_chromium() {
     assert!(ins.contains("three") && ins.contains("and ninety") && ins.contains("Printed from"), "{ins}");
     assert_eq!(del, "four");
 
+    // `#cluster=N` opens that cluster's members: one row per member, a
+    // "compare" link for each but the representative, and the any-two picker
+    // listing every member in both of its menus.
+    let cluster = run().json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["members"].as_array().unwrap().iter().any(|m| m["page"] == a))
+        .expect("the blue widget is in a cluster")
+        .clone();
+    let members: Vec<u64> =
+        cluster["members"].as_array().unwrap().iter().map(|m| m["page"].as_u64().unwrap()).collect();
+    let rep = cluster["representative"].as_u64().unwrap();
+    let cluster_url = format!("file://{}#cluster={}", report.display(), cluster["id"]);
+    let dom = headless(&browser, &cluster_url, &["--dump-dom"]);
+    let doc = scraper::Html::parse_document(&dom);
+    assert_eq!(doc.select(&sel("#js-errors")).next().unwrap().text().collect::<String>(), "");
+    let open: Vec<_> = doc.select(&sel("#clusters-table tr.members")).collect();
+    assert_eq!(open.len(), 1, "exactly the linked cluster is open");
+    assert_eq!(open[0].select(&sel(".member-table tbody tr")).count(), members.len());
+    let compare: Vec<String> =
+        open[0].select(&sel(".member-table a")).filter_map(|a| a.value().attr("href").map(str::to_string)).collect();
+    let expected: Vec<String> = members.iter().filter(|&&m| m != rep).map(|m| format!("#diff={rep},{m}")).collect();
+    assert_eq!(compare, expected);
+    let menus: Vec<Vec<u64>> = open[0]
+        .select(&sel(".pairpick select"))
+        .map(|s| s.select(&sel("option")).map(|o| o.value().attr("value").unwrap().parse().unwrap()).collect())
+        .collect();
+    assert_eq!(menus, [members.clone(), members.clone()]);
+
     // Screenshots for people to look at, kept under target/.
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/audit-browser");
     std::fs::create_dir_all(&shots).unwrap();
-    for (name, url) in [("report-top.png", format!("file://{}", report.display())), ("report-diff.png", url)] {
+    let top = format!("file://{}", report.display());
+    for (name, url) in [("report-top.png", top), ("report-diff.png", url), ("report-cluster.png", cluster_url)] {
         let file = shots.join(name);
         let _ = std::fs::remove_file(&file);
-        headless(&browser, &url, &[&format!("--screenshot={}", file.display()), "--window-size=1400,1000"]);
+        // Tall enough that the opened cluster shows without scrolling: headless
+        // Chromium's screenshots of a scrolled page come out blank above the fold.
+        let size = if name == "report-cluster.png" { "--window-size=1400,2000" } else { "--window-size=1400,1000" };
+        headless(&browser, &url, &[&format!("--screenshot={}", file.display()), size]);
         let png = std::fs::read(&file).expect("screenshot written");
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name} looks empty");
     }

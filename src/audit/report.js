@@ -91,8 +91,21 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
         apply();
       });
     });
+    // Shows the page of the table that holds row `r`, clearing filters that hide it.
+    function reveal(r) {
+      if (state.shown.indexOf(r) < 0) {
+        if (filter) filter.value = "";
+        if (opts.unfilter) opts.unfilter();
+        apply();
+      }
+      var i = state.shown.indexOf(r);
+      if (i < 0) return false;
+      state.page = Math.floor(i / PAGE_SIZE);
+      draw();
+      return true;
+    }
     apply();
-    return { apply: apply };
+    return { apply: apply, reveal: reveal };
   }
 
   // ---- Texts and the word diff ----
@@ -225,6 +238,7 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     var old = e.oldURL.split("#")[1];
     if (old && !/^diff=/.test(old)) returnTo = "#" + old;
     openFromHash();
+    openClusterFromHash();
   });
   document.getElementById("diff-close").onclick = closeDiff;
   overlay.addEventListener("click", function (e) { if (e.target === overlay) closeDiff(); });
@@ -240,7 +254,9 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     var issues = el("td");
     c[7].forEach(function (i) { issues.append(el("span", { class: "issue", title: i[1] }, el("code", null, i[0]), i[1])); });
     if (!c[7].length) issues.append(el("span", { class: "muted" }, c[5] ? "handled by " + c[5] + (c[6] ? " → " + c[6] : "") : ""));
-    tr.append(td("#" + c[0], "num"), el("td", null, el("span", { class: "badge " + c[1] }, c[1])), td(c[2], "num"), td(pct(c[3]), "num"),
+    var link = el("a", { href: "#cluster=" + c[0], title: "Link to this cluster" }, "#" + c[0]);
+    link.onclick = function (e) { e.stopPropagation(); };
+    tr.append(el("td", { class: "num" }, link), el("td", null, el("span", { class: "badge " + c[1] }, c[1])), td(c[2], "num"), td(pct(c[3]), "num"),
       el("td", null, el("span", { class: "badge " + c[4] }, c[4])), issues, td(url(c[9]), "url"));
     tr.onclick = function () { open[c[0]] = !open[c[0]]; clusterTable.apply(); };
     frag.appendChild(tr);
@@ -248,6 +264,7 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
   }, {
     text: function (c) { return c[8].map(function (m) { return url(m[0]); }).join(" ") + " " + c[7].map(function (i) { return i[0] + " " + i[1]; }).join(" "); },
     keep: function (c) { return !statusFilter.value || c[4] === statusFilter.value; },
+    unfilter: function () { statusFilter.value = ""; },
   });
   statusFilter.addEventListener("change", function () { clusterTable.apply(); });
 
@@ -313,6 +330,22 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     frag.appendChild(el("tr", null, td(url(e[0]), "url"), td(D.pages[e[0]][STATUS]), td(e[1]), td(e[2])));
   }, { text: function (e) { return url(e[0]) + " " + e[1] + " " + e[2]; } });
 
+  // `report.html#cluster=N` opens cluster N's members (a link to share).
+  function openClusterFromHash() {
+    var m = /^#cluster=(\d+)$/.exec(location.hash);
+    var c = m && byId[+m[1]];
+    if (!c) return;
+    open[c[0]] = true;
+    if (!clusterTable.reveal(c)) return;
+    // Scroll only when the row is out of view (below the sticky header); CSS
+    // keeps it clear of the header when it does.
+    var row = document.querySelector('#clusters tr[data-cluster="' + c[0] + '"]');
+    var header = document.querySelector("header").offsetHeight;
+    var box = row && row.getBoundingClientRect();
+    if (box && (box.top < header || box.bottom > window.innerHeight)) row.scrollIntoView({ block: "start" });
+  }
+
   openFromHash();
+  openClusterFromHash();
   document.body.setAttribute("data-ready", "1");
 })();

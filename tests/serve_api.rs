@@ -267,3 +267,36 @@ async fn concurrent_checks_and_inserts_lose_nothing() {
     assert_eq!(v["pages"].as_u64(), Some((CLIENTS * PER_CLIENT) as u64), "{v}");
     assert!(elapsed < Duration::from_secs(120));
 }
+
+#[tokio::test]
+async fn sigterm_lets_the_request_in_flight_finish_then_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let mut s = start(&db, &["--bind", "127.0.0.1:0"]);
+    // A page big enough that extracting it is still under way when the signal arrives.
+    let body: String = texts(400, 11).join("</p><p>");
+    let html = format!("<html><head><title>Big</title></head><body><article><p>{body}</p></article></body></html>");
+    let url = format!("{}/v1/pages", s.base);
+    let insert = tokio::spawn(async move {
+        let c = reqwest::Client::new();
+        call(&c, reqwest::Method::POST, &url, Some(json!({"url": "https://a.test/big", "html": html})), None).await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!insert.is_finished(), "the insert finished before the signal; make the page bigger");
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let (status, v) = insert.await.unwrap();
+    assert_eq!(status, 201, "the insert in flight was cut off: {v}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(exit) = s.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "still running 20 s after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(exit.success(), "{exit:?}");
+    let config = webdup::engine::Config::default().validate().unwrap();
+    let index = webdup::store::Index::open(&db, &config).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(index.stats().unwrap().pages, 1);
+}

@@ -1,5 +1,6 @@
 //! `webdup serve`: the index as a JSON API over HTTP.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,7 +57,32 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // Tests and scripts read the port from this line when binding port 0.
         eprintln!("webdup: serving {} on http://{local}", index_path.display());
         let router = serve::router(index, &config, &serve_config);
-        serve::serve(listener, router).await.context("server failed")
+        serve::serve(listener, router, stop_signal()).await.context("server failed")?;
+        // Not eprintln!: stderr may be a closed pipe by now, and that must not turn a clean stop into a panic.
+        let _ = writeln!(std::io::stderr(), "webdup: stopped");
+        anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM (what `kill` and service managers send).
+async fn stop_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
 }

@@ -102,8 +102,14 @@ pub fn router(index: Arc<Index>, config: &Config, serve: &ServeConfig) -> Router
 }
 
 /// Serves `router` on `listener` until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
-    axum::serve(listener, router).await
+/// Serves until `shutdown` completes, then stops accepting connections and
+/// lets the requests in flight finish (an insert is never cut off half way).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
 }
 
 #[derive(Serialize)]

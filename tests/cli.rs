@@ -247,3 +247,36 @@ fn extract_prints_main_text_and_metadata() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no-such.html"));
 }
+
+#[test]
+fn index_stats_query_and_remove_use_the_settings_the_index_was_built_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let db = db.to_str().unwrap();
+    // Built with settings other than the defaults.
+    let built = ["--shingle-size", "4", "--extractor", "readability"];
+    let o = webdup(&[&["index", "add", "--crawl", "c1", "--index", db, "fixtures/example"][..], &built].concat(), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // No settings repeated on the command line.
+    let o = webdup(&["index", "stats", "--index", db], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats = json(&o);
+    assert_eq!(stats["pages"], 7, "{stats}");
+    let o = webdup(&["index", "query", "--index", db, "fixtures/example/river-path-updated.html"], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let q = json(&o);
+    // A Jaccard of 1 with itself: the query was shingled like the stored pages (4-word shingles).
+    assert_eq!(q["exact"][0]["url"], "fixtures/example/river-path-updated.html", "{q}");
+    assert_eq!(q["exact"][0]["jaccard"], 1.0, "{q}");
+    let o = webdup(&["index", "remove", "--index", db, "fixtures/example/contact.html"], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&o)["removed"], 1);
+
+    // stats and remove never create a file; a missing one is named.
+    let missing = dir.path().join("missing.db");
+    let o = webdup(&["index", "stats", "--index", missing.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.db"));
+    assert!(!missing.exists());
+}

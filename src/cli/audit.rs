@@ -8,7 +8,6 @@ use anyhow::Context;
 
 use webdup::audit::{Audit, AuditConfig, AuditTexts, StoredCrawl};
 use webdup::engine;
-use webdup::store::{Index, Settings};
 
 use super::args::CommonArgs;
 use super::{Loaded, exit_for, load_corpus};
@@ -33,15 +32,7 @@ pub fn run_index(
     out: &Path,
     thin_words: usize,
 ) -> anyhow::Result<ExitCode> {
-    let index = Index::open_existing(path)?;
-    let asked = common.to_config()?;
-    // The stored fingerprints were made with the index's settings and are
-    // only comparable under them; say so when the flags asked for others.
-    let differences = index.settings().differences(&Settings::of(&asked));
-    if !differences.is_empty() {
-        eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
-    }
-    let config = index.settings().apply(asked)?;
+    let (index, config) = super::index::open_with_stored_settings(path, common)?;
     let crawl = StoredCrawl::load(&index, crawl)?;
     let clustering = engine::find_duplicates(&crawl.corpus, &config);
     let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });

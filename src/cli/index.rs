@@ -85,13 +85,14 @@ pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
             add(&crawl, &inputs, batch as usize, !no_text, &index.path, &common)
         }
         IndexCommand::Query { target, index, common } => query(&target, &index.path, &common),
-        IndexCommand::Stats { index, common } => {
-            let index = open(&index.path, &common)?;
+        // Neither depends on the fingerprint settings: the index's own are used.
+        IndexCommand::Stats { index, common: _ } => {
+            let index = Index::open_existing(&index.path)?;
             print_json(&index.stats()?)?;
             Ok(ExitCode::SUCCESS)
         }
-        IndexCommand::Remove { url, index, common } => {
-            let index = open(&index.path, &common)?;
+        IndexCommand::Remove { url, index, common: _ } => {
+            let index = Index::open_existing(&index.path)?;
             let removed = index.remove(&url)?;
             print_json(&serde_json::json!({ "url": url, "removed": removed }))?;
             Ok(ExitCode::SUCCESS)
@@ -99,10 +100,19 @@ pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Opens the index for the settings in `common`.
-pub fn open(path: &Path, common: &CommonArgs) -> anyhow::Result<Index> {
-    let config = common.to_config()?;
-    Ok(Index::open(path, &config)?)
+/// Opens an existing index with the settings it was built with: its stored
+/// fingerprints are only comparable under those. Flags that ask for other
+/// settings are named on stderr; the rest of `common` (fetching, output)
+/// applies as given.
+pub fn open_with_stored_settings(path: &Path, common: &CommonArgs) -> anyhow::Result<(Index, webdup::Config)> {
+    let index = Index::open_existing(path)?;
+    let asked = common.to_config()?;
+    let differences = index.settings().differences(&webdup::store::Settings::of(&asked));
+    if !differences.is_empty() {
+        eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
+    }
+    let config = index.settings().apply(asked)?;
+    Ok((index, config))
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
@@ -217,8 +227,7 @@ struct QueryReport {
 }
 
 fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitCode> {
-    let config = common.to_config()?;
-    let index = Index::open(path, &config)?;
+    let (index, config) = open_with_stored_settings(path, common)?;
     let corpus = load_corpus(&[target.to_string()], common, &config)?.corpus;
     if let Some(e) = corpus.errors.first() {
         anyhow::bail!("cannot query {}: {}", e.id, e.message);

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use webdup::store::lost_and_found::{self, Options, RedirectMap};
 
 use super::args::CommonArgs;
-use super::index::{IndexFile, open};
+use super::index::{IndexFile, open_with_stored_settings};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum MapFormat {
@@ -49,7 +49,7 @@ pub fn run(args: LostAndFoundArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("--{name} must be in (0, 1], not {v}");
         }
     }
-    let index = open(&args.index.path, &args.common)?;
+    let (index, _) = open_with_stored_settings(&args.index.path, &args.common)?;
     let options =
         Options { min_jaccard: args.min_jaccard, min_containment: args.min_containment, ..Options::default() };
     let map = lost_and_found::lost_and_found(&index, &args.old, &args.new, &options)?;

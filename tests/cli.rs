@@ -194,6 +194,13 @@ fn explain_prints_the_banding_to_stderr() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bands x") && err.contains("<- threshold"), "{err}");
     json(&o);
+    // Also when clustering against an index.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let o = webdup(&["cluster", "fixtures/example", "--index", db.to_str().unwrap(), "--explain", "-f", "json"], &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bands x") && err.contains("<- threshold"), "{err}");
+    json(&o);
 }
 
 #[test]

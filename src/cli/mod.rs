@@ -59,12 +59,12 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Cluster { inputs, common, output, explain, index } => {
-            if let Some(path) = index {
-                return index::cluster(&path, &inputs, &common, &output);
-            }
             let config = common.to_config()?;
             if explain {
                 explain_lsh(&config);
+            }
+            if let Some(path) = index {
+                return index::cluster(&path, &inputs, &common, &output);
             }
             let Loaded { corpus, fetches } = load_corpus(&inputs, &common, &config)?;
             let clustering = engine::find_duplicates(&corpus, &config);

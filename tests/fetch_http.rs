@@ -496,3 +496,12 @@ fn cache_serves_a_rerun_without_fetching() {
     assert_eq!(kind(&again[1]), Some(FetchErrorKind::HttpStatus));
     assert_eq!(again[1].record.status, Some(404));
 }
+
+#[test]
+fn a_host_that_does_not_resolve_is_a_dns_error_naming_the_url() {
+    // `.invalid` is reserved (RFC 2606) and never resolves.
+    let o = fetch_one(config(), "http://no-such-host.invalid/page");
+    assert_eq!(kind(&o), Some(FetchErrorKind::Dns), "{:?}", o.record.error);
+    assert!(o.document.is_none());
+    assert_eq!(o.record.id, "http://no-such-host.invalid/page");
+}

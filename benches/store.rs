@@ -54,6 +54,7 @@ fn main() {
     // Insert time of the last 100,000 pages (10 chunks), so a slowdown as
     // the index grows shows apart from the average.
     let (mut interval_start, mut last_interval) = (Duration::ZERO, (0usize, Duration::ZERO));
+    // The batches that merge pending band keys take longest.
     let mut slowest_batch = Duration::ZERO;
     let chunks = pages.div_ceil(CHUNK);
     for c in 0..chunks {
@@ -132,10 +133,11 @@ fn main() {
         candidates as f64 / checks as f64
     );
     println!(
-        "  on disk: {} bytes = {:.0} bytes per page ({} band rows)",
+        "  on disk: {} bytes = {:.0} bytes per page ({} band keys, of {} pages pending a merge)",
         on_disk,
         on_disk as f64 / total as f64,
-        stats.band_rows
+        stats.band_rows,
+        stats.pending_pages
     );
     if std::env::var("STORE_BENCH_KEEP").is_ok() {
         eprintln!("kept {}", dir.keep().display());

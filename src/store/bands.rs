@@ -21,11 +21,10 @@
 //! and both change only inside the write transactions that store or delete
 //! pages, so a killed process still leaves whole batches.
 
-use std::collections::HashMap;
-
 use rusqlite::{Connection, Transaction, params};
 
 use super::{Error, Result};
+use crate::shingle::ShingleMap;
 
 /// Fewest pending pages that trigger a merge.
 pub const MERGE_MIN_PAGES: i64 = 4096;
@@ -143,9 +142,10 @@ pub(crate) struct PendingKeys {
     /// The last `bands_pending.seq` read (sequence numbers only grow).
     loaded: i64,
     /// `(band, key)`, folded into one word, to the first page with it.
-    first: HashMap<u64, i64>,
+    /// (Band keys are uniform hashes: no SipHash needed.)
+    first: ShingleMap<i64>,
     /// Further pages with the same folded key (near duplicates).
-    more: HashMap<u64, Vec<i64>>,
+    more: ShingleMap<Vec<i64>>,
 }
 
 /// One word for a band and its key. Two pairs may fold to the same word;
@@ -175,6 +175,12 @@ impl PendingKeys {
     }
 
     fn load(&mut self, conn: &Connection, bands: usize) -> Result<()> {
+        if self.loaded == 0 {
+            // Reading all of them (the first check of a process, or after a
+            // merge): size the map once rather than growing it step by step.
+            let rows: i64 = conn.prepare_cached("SELECT count(*) FROM bands_pending")?.query_row([], |r| r.get(0))?;
+            self.first.reserve(rows as usize * bands);
+        }
         let mut stmt =
             conn.prepare_cached("SELECT seq, page_id, keys FROM bands_pending WHERE seq > ?1 ORDER BY seq")?;
         let mut rows = stmt.query([self.loaded])?;

@@ -3,9 +3,10 @@
 //!
 //! `cargo bench --bench store` (STORE_BENCH_PAGES, STORE_BENCH_WORDS and
 //! STORE_BENCH_DIR override the size, words per page and where the file goes;
-//! STORE_BENCH_TEXT=0 leaves the main texts out, as `index add --no-text`).
-//! Prints pages/s for inserts, checks/s and p50/p99 check latency, and bytes
-//! on disk per page.
+//! STORE_BENCH_TEXT=0 leaves the main texts out, as `index add --no-text`;
+//! STORE_BENCH_KEEP=1 keeps the file for inspection). Prints pages/s for
+//! inserts (overall and for the last 100,000 pages, with the slowest batch),
+//! checks/s and p50/p99 check latency, and bytes on disk per page.
 
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,11 @@ fn main() {
     let index = Index::open(&path, &config).unwrap();
 
     let (mut insert_time, mut fingerprint_time) = (Duration::ZERO, Duration::ZERO);
+    // Insert time of the last 100,000 pages (10 chunks), so a slowdown as
+    // the index grows shows apart from the average.
+    let (mut interval_start, mut last_interval) = (Duration::ZERO, (0usize, Duration::ZERO));
+    // The batches that merge pending band keys take longest.
+    let mut slowest_batch = Duration::ZERO;
     let chunks = pages.div_ceil(CHUNK);
     for c in 0..chunks {
         let t0 = Instant::now();
@@ -57,16 +63,22 @@ fn main() {
         fingerprint_time += t0.elapsed();
         let batch: Vec<Page> =
             fps.into_iter().map(|f| Page::new("bench", format!("https://bench.test/{}", f.id), f)).collect();
-        let t0 = Instant::now();
         for part in batch.chunks(1000) {
+            let t0 = Instant::now();
             index.insert_batch(part).unwrap();
+            let t = t0.elapsed();
+            insert_time += t;
+            slowest_batch = slowest_batch.max(t);
         }
-        insert_time += t0.elapsed();
-        if (c + 1) % 10 == 0 {
+        if (c + 1) % 10 == 0 || c + 1 == chunks {
+            let pages_in_interval = (c % 10 + 1) * CHUNK;
+            last_interval = (pages_in_interval, insert_time - interval_start);
+            interval_start = insert_time;
             eprintln!(
-                "{} pages inserted, {:.0} pages/s",
+                "{} pages inserted, {:.0} pages/s; last {pages_in_interval}: {:.0} pages/s",
                 (c + 1) * CHUNK,
-                ((c + 1) * CHUNK) as f64 / insert_time.as_secs_f64()
+                ((c + 1) * CHUNK) as f64 / insert_time.as_secs_f64(),
+                pages_in_interval as f64 / last_interval.1.as_secs_f64()
             );
         }
     }
@@ -105,9 +117,12 @@ fn main() {
     );
     println!("  fingerprinting (not counted below): {:.0} pages/s", total as f64 / fingerprint_time.as_secs_f64());
     println!(
-        "  insert: {:.0} pages/s ({:.1}s, batches of 1000)",
+        "  insert: {:.0} pages/s ({:.1}s, batches of 1000); last {} pages: {:.0} pages/s; slowest batch {:?}",
         total as f64 / insert_time.as_secs_f64(),
-        insert_time.as_secs_f64()
+        insert_time.as_secs_f64(),
+        last_interval.0,
+        last_interval.0 as f64 / last_interval.1.as_secs_f64(),
+        slowest_batch
     );
     println!(
         "  check: {:.0} checks/s one thread; latency p50 {:?}, p99 {:?}, max {:?}; {hits} of {checks} seen, {:.1} candidates per check",
@@ -118,9 +133,13 @@ fn main() {
         candidates as f64 / checks as f64
     );
     println!(
-        "  on disk: {} bytes = {:.0} bytes per page ({} band rows)",
+        "  on disk: {} bytes = {:.0} bytes per page ({} band keys, of {} pages pending a merge)",
         on_disk,
         on_disk as f64 / total as f64,
-        stats.band_rows
+        stats.band_rows,
+        stats.pending_pages
     );
+    if std::env::var("STORE_BENCH_KEEP").is_ok() {
+        eprintln!("kept {}", dir.keep().display());
+    }
 }

@@ -236,3 +236,115 @@ fn page_metadata_from_extraction_is_stored() {
     index.insert(&page.without_text()).unwrap();
     assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].1.as_ref().unwrap().text, None);
 }
+
+/// Pages whose band keys are pending and pages whose keys were merged into
+/// the band table answer checks alike, and replacing or removing either
+/// leaves no key behind.
+#[test]
+fn pending_and_merged_band_keys_answer_alike_and_are_cleaned_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let bands = config.lsh_params().bands as u64;
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(40, 21);
+    let pages: Vec<Page> = t[..20]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Page::new("c1", format!("https://a.test/{i}"), fingerprint(&fp, "x", s)))
+        .collect();
+    index.insert_batch(&pages).unwrap();
+    let probes: Vec<Fingerprint> = (0..20)
+        .map(|i| {
+            let text = if i % 2 == 0 { edited(&t[i], 60) } else { t[i].clone() };
+            fingerprint(&fp, "probe", &text)
+        })
+        .chain([fingerprint(&fp, "probe", &t[30])])
+        .collect();
+    let pending: Vec<_> = probes.iter().map(|f| index.check(f).unwrap()).collect();
+    assert!(pending[..20].iter().all(|r| r.seen()), "{pending:?}");
+    assert!(pending[0].near.len() == 1 && pending[1].exact.len() == 1, "{:?}", &pending[..2]);
+    assert!(!pending[20].seen());
+    let s = index.stats().unwrap();
+    assert_eq!((s.pending_pages, s.band_rows), (20, 20 * bands));
+
+    assert_eq!(index.merge_pending().unwrap(), 20);
+    assert_eq!(index.merge_pending().unwrap(), 0);
+    let s = index.stats().unwrap();
+    assert_eq!((s.pending_pages, s.band_rows), (0, 20 * bands));
+    let merged: Vec<_> = probes.iter().map(|f| index.check(f).unwrap()).collect();
+    assert_eq!(merged, pending);
+    assert!(index.verify().unwrap().is_empty());
+
+    // New pages are pending again, beside the merged ones.
+    index.insert(&Page::new("c1", "https://a.test/new", fingerprint(&fp, "x", &t[30]))).unwrap();
+    assert_eq!(index.check(&probes[20]).unwrap().exact[0].url, "https://a.test/new");
+    // Replace a merged page and the pending one with other texts, remove another merged page.
+    index.insert(&Page::new("c1", "https://a.test/1", fingerprint(&fp, "x", &t[31]))).unwrap();
+    index.insert(&Page::new("c1", "https://a.test/new", fingerprint(&fp, "x", &t[32]))).unwrap();
+    assert_eq!(index.remove("https://a.test/3").unwrap(), 1);
+    for gone in [1, 3, 20] {
+        assert!(!index.check(&probes[gone]).unwrap().seen(), "probe {gone} still matches");
+    }
+    assert_eq!(index.check(&fingerprint(&fp, "q", &t[31])).unwrap().exact[0].url, "https://a.test/1");
+    assert_eq!(index.check(&fingerprint(&fp, "q", &t[32])).unwrap().exact[0].url, "https://a.test/new");
+    let s = index.stats().unwrap();
+    assert_eq!((s.pages, s.pending_pages, s.band_rows), (20, 2, 20 * bands));
+    assert!(index.verify().unwrap().is_empty());
+    index.merge_pending().unwrap();
+    assert_eq!(index.stats().unwrap().band_rows, 20 * bands);
+    assert!(index.verify().unwrap().is_empty());
+}
+
+/// Each process keeps its own copy of the pending keys: a second index on
+/// the same file sees what the first inserts, before and after a merge.
+#[test]
+fn another_connection_sees_pending_keys_and_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let path = dir.path().join("i.db");
+    let writer = Index::open(&path, &config).unwrap();
+    let reader = Index::open(&path, &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(3, 31);
+    let near = |i: usize| fingerprint(&fp, "probe", &edited(&t[i], 60));
+    assert!(!reader.check(&near(0)).unwrap().seen());
+
+    writer.insert(&Page::new("c", "https://a.test/0", fingerprint(&fp, "x", &t[0]))).unwrap();
+    assert_eq!(reader.check(&near(0)).unwrap().near[0].url, "https://a.test/0");
+    writer.merge_pending().unwrap();
+    writer.insert(&Page::new("c", "https://a.test/1", fingerprint(&fp, "x", &t[1]))).unwrap();
+    assert_eq!(reader.check(&near(0)).unwrap().near[0].url, "https://a.test/0");
+    assert_eq!(reader.check(&near(1)).unwrap().near[0].url, "https://a.test/1");
+    // Replaced while the reader holds its keys: the old text no longer matches.
+    writer.insert(&Page::new("c", "https://a.test/1", fingerprint(&fp, "x", &t[2]))).unwrap();
+    assert!(!reader.check(&near(1)).unwrap().seen());
+    assert_eq!(reader.check(&near(2)).unwrap().near[0].url, "https://a.test/1");
+}
+
+/// The batch that brings enough pending pages together merges them.
+#[test]
+fn a_batch_past_the_threshold_merges_the_pending_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let bands = config.lsh_params().bands as u64;
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let batch = 1000;
+    let threshold = webdup::store::bands::merge_threshold(0) as u64;
+    let page = |i: u64| {
+        let text = format!("page {i} of the merge test, with words {} and {}", i * 7, i * 13);
+        Page::new("c", format!("https://a.test/{i}"), fingerprint(&fp, "x", &text))
+    };
+    let mut stored = 0;
+    while stored < threshold {
+        index.insert_batch(&(stored..stored + batch).map(page).collect::<Vec<_>>()).unwrap();
+        stored += batch;
+        let s = index.stats().unwrap();
+        let expected_pending = if stored < threshold { stored } else { 0 };
+        assert_eq!((s.pages, s.pending_pages, s.band_rows), (stored, expected_pending, stored * bands));
+    }
+    assert!(index.verify().unwrap().is_empty());
+    let probe = page(17).fingerprint.unwrap();
+    assert_eq!(index.check(&probe).unwrap().exact[0].url, "https://a.test/17");
+}

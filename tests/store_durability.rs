@@ -21,6 +21,22 @@ fn pages_in(db: &std::path::Path) -> Option<i64> {
 
 #[test]
 fn sigkill_mid_run_leaves_whole_batches_and_a_rerun_completes() {
+    kill_and_rerun(4 * BATCH as i64);
+}
+
+/// Killed after the first merge of pending band keys into the band table
+/// (at 4,096 pending pages): each page's keys are still in exactly one of
+/// the two places.
+#[test]
+fn sigkill_after_band_keys_were_merged_leaves_a_consistent_index() {
+    let pages = kill_and_rerun(webdup::store::bands::MERGE_MIN_PAGES + 4 * BATCH as i64);
+    assert!(pages.pending_pages < pages.pages, "no merge before the kill: {pages:?}");
+}
+
+/// Runs `index add`, kills it once at least `at_least` pages are stored,
+/// checks the index, runs it again to the end; returns the stats after the
+/// kill.
+fn kill_and_rerun(at_least: i64) -> webdup::store::Stats {
     let dir = tempfile::tempdir().unwrap();
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
@@ -44,7 +60,7 @@ fn sigkill_mid_run_leaves_whole_batches_and_a_rerun_completes() {
     let mut seen_before_kill = 0;
     while Instant::now() < deadline {
         if let Some(n) = pages_in(&db)
-            && n >= 4 * BATCH as i64
+            && n >= at_least
         {
             seen_before_kill = n;
             break;
@@ -69,6 +85,7 @@ fn sigkill_mid_run_leaves_whole_batches_and_a_rerun_completes() {
     assert_eq!(stats.pages % BATCH as u64, 0, "a batch was stored in part");
     assert_eq!(stats.band_rows, stats.pages * config.lsh_params().bands as u64);
     drop(index);
+    let after_kill = stats;
 
     let o = args(&db).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -76,4 +93,5 @@ fn sigkill_mid_run_leaves_whole_batches_and_a_rerun_completes() {
     let stats = index.stats().unwrap();
     assert_eq!((stats.pages, stats.distinct_urls), (DOCS as u64, DOCS as u64));
     assert!(index.verify().unwrap().is_empty());
+    after_kill
 }

@@ -6,6 +6,7 @@ use webdup::engine::{Config, Fingerprinter};
 use webdup::extract::ExtractorKind;
 use webdup::index::lsh::band_key;
 use webdup::store::{Index, Page, schema};
+use webdup::synth::{SynthConfig, corpus};
 
 /// Schema version 1, as released.
 const V1_SQL: &str = "
@@ -203,5 +204,114 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let (new, new_fp) = &index.crawl_fingerprints("2024").unwrap()[0];
     assert_eq!(new.meta.canonical_source.as_deref(), Some("html"));
     assert_eq!(new_fp.as_ref().unwrap().text.as_deref(), Some(text));
+    assert!(index.verify().unwrap().is_empty());
+}
+
+/// Schema version 3, as released: version 2 plus main texts and where the
+/// canonical and noindex came from.
+const V3_SQL: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY, crawl TEXT NOT NULL, url TEXT NOT NULL, final_url TEXT, status INTEGER,
+    fetched_at INTEGER NOT NULL, error_kind TEXT, error TEXT, title TEXT, canonical TEXT,
+    word_count INTEGER NOT NULL DEFAULT 0, digest BLOB, simhash INTEGER, minhash BLOB,
+    shingle_count INTEGER NOT NULL DEFAULT 0, shingles BLOB, UNIQUE (crawl, url)
+);
+CREATE INDEX pages_url ON pages (url);
+CREATE INDEX pages_digest ON pages (digest) WHERE digest IS NOT NULL;
+CREATE TABLE bands (band INTEGER NOT NULL, key INTEGER NOT NULL, page_id INTEGER NOT NULL,
+    PRIMARY KEY (band, key, page_id)) WITHOUT ROWID;
+ALTER TABLE pages ADD COLUMN noindex INTEGER;
+ALTER TABLE pages ADD COLUMN description TEXT;
+ALTER TABLE pages ADD COLUMN h1 TEXT;
+ALTER TABLE pages ADD COLUMN text TEXT;
+ALTER TABLE pages ADD COLUMN canonical_source TEXT;
+ALTER TABLE pages ADD COLUMN noindex_source TEXT;
+PRAGMA user_version = 3;
+";
+
+/// Version 3 kept every band key in `bands`; version 4 adds pending keys.
+/// The old rows still answer checks, are deleted when their page is
+/// replaced, and new pages' keys are pending until merged.
+#[test]
+fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    let config = Config::default().validate().unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, ..Default::default() });
+    let text = t[0].as_str();
+    let f = fp.fingerprint_text("u".into(), 0, text, Some("Hours".into()), "none").unwrap();
+    let lsh = config.lsh_params();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(V3_SQL).unwrap();
+        let settings = webdup::store::Settings::of(&config);
+        for (k, v) in [
+            ("shingle_size", settings.shingle_size.to_string()),
+            ("stopwords", settings.stopwords.to_string()),
+            ("stem", settings.stem.to_string()),
+            ("language", settings.language.clone()),
+            ("extractor", settings.extractor.clone()),
+            ("permutations", settings.permutations.to_string()),
+            ("seed", settings.seed.to_string()),
+            ("threshold", settings.threshold.to_string()),
+            ("bands", settings.bands.to_string()),
+            ("rows", settings.rows.to_string()),
+        ] {
+            conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, &v]).unwrap();
+        }
+        let minhash: Vec<u8> = f.minhash.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let shingles: Vec<u8> = f.shingles.iter().flat_map(|v| v.to_le_bytes()).collect();
+        conn.execute(
+            "INSERT INTO pages (crawl, url, status, fetched_at, title, word_count, digest, simhash, minhash,
+                 shingle_count, shingles, text)
+             VALUES ('2024', 'https://old.test/hours', 200, 1720000000, 'Hours', ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![
+                f.word_count as i64,
+                f.digest.to_vec(),
+                f.simhash as i64,
+                minhash,
+                f.shingles.len() as i64,
+                shingles,
+                text
+            ],
+        )
+        .unwrap();
+        for band in 0..lsh.bands {
+            conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(&f.minhash, lsh, band) as i64])
+                .unwrap();
+        }
+    }
+
+    let index = Index::open(&path, &config).unwrap();
+    let stats = index.stats().unwrap();
+    assert_eq!(stats.schema_version, schema::VERSION);
+    assert_eq!((stats.pages, stats.pending_pages, stats.band_rows), (1, 0, lsh.bands as u64));
+    assert!(index.verify().unwrap().is_empty());
+    // A near copy under a new URL: found through the old band rows, then
+    // itself pending.
+    let near_text: Vec<&str> =
+        text.split(' ').enumerate().map(|(i, w)| if i % 60 == 0 { "zzzedit" } else { w }).collect();
+    let near_text = near_text.join(" ");
+    let near = fp.fingerprint_text("n".into(), 0, &near_text, None, "none").unwrap();
+    assert_eq!(index.check(&near).unwrap().near[0].url, "https://old.test/hours");
+    index.insert(&Page::new("2025", "https://old.test/opening-hours", near.clone())).unwrap();
+    let r = index.check(&f).unwrap();
+    assert_eq!(
+        (r.exact[0].url.as_str(), r.near[0].url.as_str()),
+        ("https://old.test/hours", "https://old.test/opening-hours")
+    );
+    assert_eq!(index.stats().unwrap().pending_pages, 1);
+    // Replacing the old page deletes its rows from `bands`.
+    let other = fp.fingerprint_text("o".into(), 0, &t[1], None, "none").unwrap();
+    index.insert(&Page::new("2024", "https://old.test/hours", other)).unwrap();
+    let r = index.check(&f).unwrap();
+    assert!(r.exact.is_empty());
+    assert_eq!(r.near.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), ["https://old.test/opening-hours"]);
+    let stats = index.stats().unwrap();
+    assert_eq!((stats.pages, stats.pending_pages, stats.band_rows), (2, 2, 2 * lsh.bands as u64));
+    assert!(index.verify().unwrap().is_empty());
+    assert_eq!(index.merge_pending().unwrap(), 2);
     assert!(index.verify().unwrap().is_empty());
 }

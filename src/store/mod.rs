@@ -36,6 +36,7 @@
 //! assert_eq!(index.stats().unwrap().pages, 1);
 //! ```
 
+pub mod bands;
 pub mod lost_and_found;
 pub mod schema;
 pub mod serve;
@@ -435,7 +436,12 @@ pub struct Stats {
     pub pages: u64,
     pub with_content: u64,
     pub distinct_urls: u64,
+    /// LSH band keys stored (bands per page with content): rows of the
+    /// band table plus the keys of pages pending a merge into it.
     pub band_rows: u64,
+    /// Pages whose band keys wait to be merged into the band table (see
+    /// [`Index::insert_batch`]).
+    pub pending_pages: u64,
     pub file_bytes: u64,
     pub crawls: Vec<CrawlStats>,
 }
@@ -447,6 +453,8 @@ pub struct Index {
     params: LshParams,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    /// This process's copy of the band keys not yet merged into `bands`.
+    pending: Mutex<bands::PendingKeys>,
 }
 
 /// Read connections kept for reuse.
@@ -460,9 +468,28 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
     conn.busy_timeout(Duration::from_secs(30))?;
     // WAL: readers run beside the writer; a commit survives a killed process.
     conn.pragma_update(None, "journal_mode", "WAL")?;
+    // In WAL mode NORMAL syncs at checkpoints, not at every commit: a killed
+    // process loses nothing committed, a power cut at most the commits since
+    // the last checkpoint, and neither leaves part of a transaction.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
 }
+
+/// The connection that writes: [`connect`], with a WAL checkpoint every
+/// [`CHECKPOINT_PAGES`] rather than SQLite's 1,000.
+fn connect_writer(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = connect(path)?;
+    conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
+    // A merge writes a WAL larger than that: after the checkpoint, the file
+    // is cut back to this size.
+    conn.pragma_update(None, "journal_size_limit", CHECKPOINT_PAGES * 4096)?;
+    Ok(conn)
+}
+
+/// WAL pages between checkpoints (64 MiB of 4 KiB pages). With SQLite's
+/// default, 1,000, every batch of a few hundred pages was followed by a
+/// checkpoint: its pages copied into the database file and synced.
+const CHECKPOINT_PAGES: i64 = 16_384;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding a connection leaves no transaction open (it is
@@ -477,7 +504,7 @@ impl Index {
     pub fn open(path: impl AsRef<Path>, config: &Config) -> Result<Index> {
         let path = path.as_ref().to_path_buf();
         let wrap = |e: Error| Error::Open { path: path.display().to_string(), reason: Box::new(e) };
-        let mut conn = connect(&path).map_err(|e| wrap(e.into()))?;
+        let mut conn = connect_writer(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
         let settings = Settings::of(config);
         Self::adopt_settings(&mut conn, &settings).map_err(|e| match e {
@@ -490,6 +517,7 @@ impl Index {
             settings,
             writer: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
+            pending: Mutex::new(bands::PendingKeys::default()),
         })
     }
 
@@ -533,7 +561,7 @@ impl Index {
                 return Err(not_index("an SQLite database without webdup's tables and schema version"));
             }
         }
-        let mut conn = connect(&path).map_err(|e| wrap(e.into()))?;
+        let mut conn = connect_writer(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
         let settings = Settings::read(&conn).map_err(wrap)?;
         Ok(Index {
@@ -542,6 +570,7 @@ impl Index {
             settings,
             writer: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
+            pending: Mutex::new(bands::PendingKeys::default()),
         })
     }
 
@@ -589,23 +618,39 @@ impl Index {
     /// Inserts one page, replacing the page with the same crawl and URL.
     /// Returns its row id.
     pub fn insert(&self, page: &Page) -> Result<i64> {
-        let mut conn = lock(&self.writer);
-        let tx = conn.transaction()?;
-        let id = self.insert_in(&tx, page)?;
-        tx.commit()?;
-        Ok(id)
+        Ok(self.insert_batch(std::slice::from_ref(page))?[0])
     }
 
     /// Inserts pages in one transaction: all or none are stored.
+    ///
+    /// The pages' band keys are kept as pending; the batch that brings
+    /// enough of them together also merges them into the band table (see
+    /// the [`bands`] module), which makes that one call slower.
     pub fn insert_batch(&self, pages: &[Page]) -> Result<Vec<i64>> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
-        let ids = pages.iter().map(|p| self.insert_in(&tx, p)).collect::<Result<Vec<_>>>()?;
+        let mut deletions = bands::Deletions::default();
+        let ids = pages.iter().map(|p| self.insert_in(&tx, p, &mut deletions)).collect::<Result<Vec<_>>>()?;
+        deletions.run(&tx)?;
+        bands::merge_if_due(&tx, self.params.bands)?;
         tx.commit()?;
         Ok(ids)
     }
 
-    fn insert_in(&self, tx: &Transaction, page: &Page) -> Result<i64> {
+    /// Merges the pending band keys into the band table now, rather than
+    /// when the next batch brings enough of them together (see the
+    /// [`bands`] module); returns how many pages' keys moved. Lookups find a
+    /// page either way; after a merge, processes using the index hold less
+    /// memory for pending keys.
+    pub fn merge_pending(&self) -> Result<usize> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        let merged = bands::merge(&tx, self.params.bands)?;
+        tx.commit()?;
+        Ok(merged)
+    }
+
+    fn insert_in(&self, tx: &Transaction, page: &Page, deletions: &mut bands::Deletions) -> Result<i64> {
         page.check()?;
         if let Some(fp) = &page.fingerprint
             && fp.minhash.len() != self.settings.permutations
@@ -624,7 +669,7 @@ impl Index {
             .query_row(params![page.crawl, page.url], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         if let Some((id, minhash)) = old {
-            self.delete_in(tx, id, minhash)?;
+            self.delete_in(tx, id, minhash, deletions)?;
         }
         let fp = page.fingerprint.as_ref();
         tx.prepare_cached(
@@ -658,25 +703,29 @@ impl Index {
         ])?;
         let id = tx.last_insert_rowid();
         if let Some(fp) = fp {
-            let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO bands (band, key, page_id) VALUES (?1, ?2, ?3)")?;
-            for band in 0..self.params.bands {
-                stmt.execute(params![band as i64, band_key(&fp.minhash, self.params, band) as i64, id])?;
-            }
+            let keys = bands::encode_keys((0..self.params.bands).map(|band| band_key(&fp.minhash, self.params, band)));
+            bands::add_pending(tx, id, &keys)?;
         }
         Ok(id)
     }
 
-    /// Deletes a page row and its band rows, found from its stored signature.
-    fn delete_in(&self, tx: &Transaction, id: i64, minhash: Option<Vec<u8>>) -> Result<()> {
-        if let Some(blob) = minhash {
+    /// Deletes a page row and its band keys: pending ones at once, rows of
+    /// the band table (found from its stored signature) with `deletions`.
+    fn delete_in(
+        &self,
+        tx: &Transaction,
+        id: i64,
+        minhash: Option<Vec<u8>>,
+        deletions: &mut bands::Deletions,
+    ) -> Result<()> {
+        if let Some(blob) = minhash
+            && !bands::remove_pending(tx, id)?
+        {
             let sig = decode_u32s(&blob, id)?;
             if sig.len() < self.params.used_rows() {
                 return Err(Error::Corrupt { page_id: id, reason: "MinHash signature too short".into() });
             }
-            let mut stmt = tx.prepare_cached("DELETE FROM bands WHERE band = ?1 AND key = ?2 AND page_id = ?3")?;
-            for band in 0..self.params.bands {
-                stmt.execute(params![band as i64, band_key(&sig, self.params, band) as i64, id])?;
-            }
+            deletions.push(id, (0..self.params.bands).map(|band| band_key(&sig, self.params, band)));
         }
         tx.prepare_cached("DELETE FROM pages WHERE id = ?1")?.execute([id])?;
         Ok(())
@@ -691,9 +740,11 @@ impl Index {
             .query_map([url], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let n = rows.len();
+        let mut deletions = bands::Deletions::default();
         for (id, minhash) in rows {
-            self.delete_in(&tx, id, minhash)?;
+            self.delete_in(&tx, id, minhash, &mut deletions)?;
         }
+        deletions.run(&tx)?;
         tx.commit()?;
         Ok(n)
     }
@@ -723,6 +774,9 @@ impl Index {
             });
         }
         self.with_reader(|conn| {
+            // One snapshot for the pending keys and the band table: a merge
+            // committed between the two reads would hide its pages from both.
+            let conn = &*conn.unchecked_transaction()?;
             let mut result = CheckResult::default();
             let mut exact_ids = HashSet::new();
             {
@@ -748,12 +802,20 @@ impl Index {
                     result.exact.push(m);
                 }
             }
+            let keys: Vec<u64> = (0..self.params.bands).map(|band| band_key(&fp.minhash, self.params, band)).collect();
             let mut candidates = BTreeSet::new();
             {
+                let mut pending = lock(&self.pending);
+                let own = pending.refresh(conn, self.params.bands)?;
+                let pending = own.as_ref().unwrap_or(&pending);
+                for (band, &key) in keys.iter().enumerate() {
+                    candidates.extend(pending.pages(band, key));
+                }
+            }
+            {
                 let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
-                for band in 0..self.params.bands {
-                    let key = band_key(&fp.minhash, self.params, band) as i64;
-                    for id in stmt.query_map(params![band as i64, key], |r| r.get::<_, i64>(0))? {
+                for (band, &key) in keys.iter().enumerate() {
+                    for id in stmt.query_map(params![band as i64, key as i64], |r| r.get::<_, i64>(0))? {
                         candidates.insert(id?);
                     }
                 }
@@ -801,7 +863,8 @@ impl Index {
             let pages = count("SELECT count(*) FROM pages")?;
             let with_content = count("SELECT count(*) FROM pages WHERE digest IS NOT NULL")?;
             let distinct_urls = count("SELECT count(DISTINCT url) FROM pages")?;
-            let band_rows = count("SELECT count(*) FROM bands")?;
+            let pending_pages = count("SELECT count(*) FROM bands_pending")?;
+            let band_rows = count("SELECT count(*) FROM bands")? + pending_pages * self.params.bands as u64;
             let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
             let page_count: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
             let schema_version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -828,6 +891,7 @@ impl Index {
                 with_content,
                 distinct_urls,
                 band_rows,
+                pending_pages,
                 file_bytes: (page_size * page_count) as u64,
                 crawls,
             })
@@ -920,15 +984,28 @@ impl Index {
     }
 
     /// Runs SQLite's integrity check and webdup's own: every page with
-    /// content has all its band rows and a shingle blob of the recorded
-    /// length, and no band row points at a missing page. Returns the
-    /// problems found (empty when consistent).
+    /// content has a shingle blob of the recorded length and its band keys
+    /// in exactly one place, all its rows in the band table or one pending
+    /// row with the keys of its signature; no band row or pending row points
+    /// at a missing page. Returns the problems found (empty when consistent).
     pub fn verify(&self) -> Result<Vec<String>> {
         self.with_reader(|conn| {
+            let conn = &*conn.unchecked_transaction()?;
             let mut problems = Vec::new();
             let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
             if ok != "ok" {
                 problems.push(format!("integrity_check: {ok}"));
+            }
+            let mut pending = std::collections::HashMap::new();
+            {
+                let mut stmt = conn.prepare("SELECT page_id, keys FROM bands_pending")?;
+                let mut rows = stmt.query([])?;
+                while let Some(row) = rows.next()? {
+                    let (id, keys): (i64, Vec<u8>) = (row.get(0)?, row.get(1)?);
+                    if pending.insert(id, keys).is_some() {
+                        problems.push(format!("page {id}: pending band keys twice"));
+                    }
+                }
             }
             let mut stmt = conn.prepare("SELECT id, minhash, shingle_count, length(shingles) FROM pages")?;
             let mut rows = stmt.query([])?;
@@ -945,15 +1022,25 @@ impl Index {
                     problems.push(format!("page {id}: shingle blob of {len:?} bytes for {count} shingles"));
                 }
                 let sig = decode_u32s(&blob, id)?;
-                for band in 0..self.params.bands {
-                    let key = band_key(&sig, self.params, band) as i64;
-                    let n: i64 = band_stmt.query_row(params![band as i64, key, id], |r| r.get(0))?;
+                let keys: Vec<u64> = (0..self.params.bands).map(|band| band_key(&sig, self.params, band)).collect();
+                if let Some(stored) = pending.remove(&id) {
+                    if stored != bands::encode_keys(keys.iter().copied()) {
+                        problems.push(format!("page {id}: pending band keys are not its signature's"));
+                    }
+                    continue;
+                }
+                for (band, &key) in keys.iter().enumerate() {
+                    let n: i64 = band_stmt.query_row(params![band as i64, key as i64, id], |r| r.get(0))?;
                     if n != 1 {
                         problems.push(format!("page {id}: band {band} row missing"));
                     }
                     expected_rows += 1;
                 }
             }
+            let mut orphans: Vec<i64> = pending.into_keys().collect();
+            orphans.sort_unstable();
+            problems
+                .extend(orphans.into_iter().map(|id| format!("pending band keys for page {id}, which has no content")));
             let band_rows: i64 = conn.query_row("SELECT count(*) FROM bands", [], |r| r.get(0))?;
             if band_rows as u64 != expected_rows {
                 problems.push(format!("{band_rows} band rows, {expected_rows} expected (orphans)"));

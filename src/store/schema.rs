@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -78,8 +78,26 @@ ALTER TABLE pages ADD COLUMN canonical_source TEXT;
 ALTER TABLE pages ADD COLUMN noindex_source TEXT;
 ";
 
+/// Version 4: band keys of new pages wait in `bands_pending`, one row per
+/// page (`keys`: the band keys, 64-bit little-endian, band 0 first), and are
+/// merged into `bands` many pages at a time, in key order. Written one page
+/// at a time, the random keys made every row dirty its own leaf of `bands`.
+/// `seq` only grows (AUTOINCREMENT), so a reader can ask for the rows it has
+/// not seen; `bands_generation` in `meta` counts the merges, so it knows
+/// when to drop the ones it holds. Files of earlier versions start with
+/// nothing pending.
+pub const V4: &str = "
+CREATE TABLE bands_pending (
+    seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+    page_id INTEGER NOT NULL,
+    keys    BLOB NOT NULL
+);
+CREATE INDEX bands_pending_page ON bands_pending (page_id);
+INSERT INTO meta (key, value) VALUES ('bands_generation', '0');
+";
+
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

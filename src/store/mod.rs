@@ -511,14 +511,7 @@ impl Index {
             e @ Error::SettingsMismatch { .. } => e,
             e => wrap(e),
         })?;
-        Ok(Index {
-            path,
-            params: LshParams { bands: settings.bands, rows: settings.rows },
-            settings,
-            writer: Mutex::new(conn),
-            readers: Mutex::new(Vec::new()),
-            pending: Mutex::new(bands::PendingKeys::default()),
-        })
+        Ok(Index::over(path, conn, settings))
     }
 
     /// Opens an index that must already exist, with the settings it was
@@ -564,14 +557,19 @@ impl Index {
         let mut conn = connect_writer(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
         let settings = Settings::read(&conn).map_err(wrap)?;
-        Ok(Index {
+        Ok(Index::over(path, conn, settings))
+    }
+
+    /// The index over an open, migrated writer connection.
+    fn over(path: PathBuf, conn: Connection, settings: Settings) -> Index {
+        Index {
             path,
             params: LshParams { bands: settings.bands, rows: settings.rows },
             settings,
             writer: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
             pending: Mutex::new(bands::PendingKeys::default()),
-        })
+        }
     }
 
     fn adopt_settings(conn: &mut Connection, settings: &Settings) -> Result<()> {

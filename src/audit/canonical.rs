@@ -207,26 +207,11 @@ mod tests {
 
     fn row(page: usize, url: &str, canonical: Option<&str>, noindex: bool, status: Option<u16>) -> PageRow {
         PageRow {
-            page,
-            url: url.into(),
-            input: None,
-            status,
-            indexability: "indexable",
-            title: None,
-            description: None,
-            h1: None,
             canonical: canonical.map(str::to_string),
             canonical_source: canonical.map(|_| "html"),
             noindex,
-            noindex_source: None,
             words: Some(300),
-            thin: false,
-            closest_page: None,
-            closest_url: None,
-            closest_similarity: None,
-            near_duplicates: 0,
-            cluster: None,
-            error: None,
+            ..crate::audit::blank_row(page, url.into(), None, status)
         }
     }
 

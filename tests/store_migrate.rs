@@ -9,6 +9,37 @@ use webdup::store::{Index, Page, schema};
 use webdup::synth::{SynthConfig, corpus};
 
 /// Schema version 1, as released.
+/// The settings rows every schema version keeps in `meta`.
+fn write_settings(conn: &rusqlite::Connection, config: &Config) {
+    let settings = webdup::store::Settings::of(config);
+    for (k, v) in [
+        ("shingle_size", settings.shingle_size.to_string()),
+        ("stopwords", settings.stopwords.to_string()),
+        ("stem", settings.stem.to_string()),
+        ("language", settings.language.clone()),
+        ("extractor", settings.extractor.clone()),
+        ("permutations", settings.permutations.to_string()),
+        ("seed", settings.seed.to_string()),
+        ("threshold", settings.threshold.to_string()),
+        ("bands", settings.bands.to_string()),
+        ("rows", settings.rows.to_string()),
+    ] {
+        conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, &v]).unwrap();
+    }
+}
+
+/// Page 1's rows in the `bands` table, as versions 1 to 3 wrote them.
+fn write_band_rows(conn: &rusqlite::Connection, minhash: &[u32], lsh: webdup::index::lsh::LshParams) {
+    for band in 0..lsh.bands {
+        conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(minhash, lsh, band) as i64])
+            .unwrap();
+    }
+}
+
+fn le_bytes<T: Copy, const N: usize>(values: &[T], bytes: fn(T) -> [u8; N]) -> Vec<u8> {
+    values.iter().flat_map(|&v| bytes(v)).collect()
+}
+
 const V1_SQL: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pages (
@@ -39,22 +70,8 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V1_SQL).unwrap();
         let lsh = config.lsh_params();
-        for (k, v) in [
-            ("shingle_size", "5"),
-            ("stopwords", "false"),
-            ("stem", "false"),
-            ("language", "auto"),
-            ("extractor", "trafilatura"),
-            ("permutations", "128"),
-            ("seed", "42"),
-            ("threshold", "0.8"),
-            ("bands", &lsh.bands.to_string()),
-            ("rows", &lsh.rows.to_string()),
-        ] {
-            conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, v]).unwrap();
-        }
-        let minhash: Vec<u8> = f.minhash.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let shingles: Vec<u8> = f.shingles.iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_settings(&conn, &config);
+        let (minhash, shingles) = (le_bytes(&f.minhash, u32::to_le_bytes), le_bytes(&f.shingles, u64::to_le_bytes));
         conn.execute(
             "INSERT INTO pages (crawl, url, fetched_at, title, word_count, digest, simhash, minhash, shingle_count, shingles)
              VALUES ('2019', 'https://old.test/ferry', 1560000000, 'Ferry', ?1, ?2, ?3, ?4, ?5, ?6)",
@@ -68,10 +85,7 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
             ],
         )
         .unwrap();
-        for band in 0..lsh.bands {
-            conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(&f.minhash, lsh, band) as i64])
-                .unwrap();
-        }
+        write_band_rows(&conn, &f.minhash, lsh);
     }
 
     // Opened with today's default extractor, the index refuses and names the setting.
@@ -133,22 +147,8 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V2_SQL).unwrap();
         let lsh = config.lsh_params();
-        for (k, v) in [
-            ("shingle_size", "5"),
-            ("stopwords", "false"),
-            ("stem", "false"),
-            ("language", "auto"),
-            ("extractor", "trafilatura"),
-            ("permutations", "128"),
-            ("seed", "42"),
-            ("threshold", "0.8"),
-            ("bands", &lsh.bands.to_string()),
-            ("rows", &lsh.rows.to_string()),
-        ] {
-            conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, v]).unwrap();
-        }
-        let minhash: Vec<u8> = f.minhash.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let shingles: Vec<u8> = f.shingles.iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_settings(&conn, &config);
+        let (minhash, shingles) = (le_bytes(&f.minhash, u32::to_le_bytes), le_bytes(&f.shingles, u64::to_le_bytes));
         conn.execute(
             "INSERT INTO pages (crawl, url, status, fetched_at, title, canonical, noindex, description, h1,
                  word_count, digest, simhash, minhash, shingle_count, shingles)
@@ -164,10 +164,7 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
             ],
         )
         .unwrap();
-        for band in 0..lsh.bands {
-            conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(&f.minhash, lsh, band) as i64])
-                .unwrap();
-        }
+        write_band_rows(&conn, &f.minhash, lsh);
         conn.execute(
             "INSERT INTO pages (crawl, url, status, fetched_at, error_kind, error)
              VALUES ('2023', 'https://old.test/gone', 404, 1690000000, 'http_status', 'HTTP 404 Not Found')",
@@ -246,23 +243,8 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V3_SQL).unwrap();
-        let settings = webdup::store::Settings::of(&config);
-        for (k, v) in [
-            ("shingle_size", settings.shingle_size.to_string()),
-            ("stopwords", settings.stopwords.to_string()),
-            ("stem", settings.stem.to_string()),
-            ("language", settings.language.clone()),
-            ("extractor", settings.extractor.clone()),
-            ("permutations", settings.permutations.to_string()),
-            ("seed", settings.seed.to_string()),
-            ("threshold", settings.threshold.to_string()),
-            ("bands", settings.bands.to_string()),
-            ("rows", settings.rows.to_string()),
-        ] {
-            conn.execute("INSERT INTO meta VALUES (?1, ?2)", [k, &v]).unwrap();
-        }
-        let minhash: Vec<u8> = f.minhash.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let shingles: Vec<u8> = f.shingles.iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_settings(&conn, &config);
+        let (minhash, shingles) = (le_bytes(&f.minhash, u32::to_le_bytes), le_bytes(&f.shingles, u64::to_le_bytes));
         conn.execute(
             "INSERT INTO pages (crawl, url, status, fetched_at, title, word_count, digest, simhash, minhash,
                  shingle_count, shingles, text)
@@ -278,10 +260,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
             ],
         )
         .unwrap();
-        for band in 0..lsh.bands {
-            conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(&f.minhash, lsh, band) as i64])
-                .unwrap();
-        }
+        write_band_rows(&conn, &f.minhash, lsh);
     }
 
     let index = Index::open(&path, &config).unwrap();

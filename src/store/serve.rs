@@ -213,41 +213,40 @@ async fn blocking(s: Arc<Service>, f: impl FnOnce(&Service) -> Response + Send +
     tokio::task::spawn_blocking(move || f(&s)).await.unwrap_or_else(internal)
 }
 
-async fn check(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, BytesRejection>) -> Response {
+/// Parses a page body, fingerprints it off the async workers and hands both to `f`.
+async fn with_fingerprint(
+    s: Arc<Service>,
+    body: Result<axum::body::Bytes, BytesRejection>,
+    f: impl FnOnce(&Service, &PageBody, Fingerprint) -> Response + Send + 'static,
+) -> Response {
     let body = match parse_body(body) {
         Ok(b) => b,
         Err(r) => return r.into_response(),
     };
-    blocking(s, move |s| {
-        let fp = match fingerprint(s, &body) {
-            Ok(f) => f,
-            Err(r) => return r.into_response(),
-        };
-        match s.index.check(&fp) {
-            Ok(result) => Json(serde_json::json!({
-                "url": body.url,
-                "seen": result.seen(),
-                "exact": result.exact,
-                "near": result.near,
-                "candidates": result.candidates,
-            }))
-            .into_response(),
-            Err(e) => internal(e),
-        }
+    blocking(s, move |s| match fingerprint(s, &body) {
+        Ok(fp) => f(s, &body, fp),
+        Err(r) => r.into_response(),
+    })
+    .await
+}
+
+async fn check(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, BytesRejection>) -> Response {
+    with_fingerprint(s, body, |s, body, fp| match s.index.check(&fp) {
+        Ok(result) => Json(serde_json::json!({
+            "url": body.url,
+            "seen": result.seen(),
+            "exact": result.exact,
+            "near": result.near,
+            "candidates": result.candidates,
+        }))
+        .into_response(),
+        Err(e) => internal(e),
     })
     .await
 }
 
 async fn insert(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, BytesRejection>) -> Response {
-    let body = match parse_body(body) {
-        Ok(b) => b,
-        Err(r) => return r.into_response(),
-    };
-    blocking(s, move |s| {
-        let fp = match fingerprint(s, &body) {
-            Ok(f) => f,
-            Err(r) => return r.into_response(),
-        };
+    with_fingerprint(s, body, |s, body, fp| {
         let crawl = body.crawl.clone().unwrap_or_else(|| s.serve.default_crawl.clone());
         let mut page = Page::new(crawl.clone(), body.url.clone(), fp);
         page.final_url = body.final_url.clone();

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use webdup::engine::{Config, Corpus, Quiet, find_duplicates};
+use webdup::extract::{ExtractConfig, ExtractorKind};
 use webdup::source::{Format, RawDocument};
 use webdup::template::TemplateConfig;
 
@@ -50,10 +51,19 @@ fn clusters(pages: Vec<(String, String)>, config: &Config) -> BTreeSet<Vec<Strin
         .collect()
 }
 
-fn configs() -> [(&'static str, Config); 2] {
+/// The default extractor with and without template suppression, and the
+/// `fast` extractor with it.
+fn configs() -> [(&'static str, Config); 3] {
     let plain = Config::default().validate().unwrap();
     let suppressing = Config { template: Some(TemplateConfig::default()), ..Config::default() }.validate().unwrap();
-    [("plain", plain), ("template suppression", suppressing)]
+    let fast = Config {
+        template: Some(TemplateConfig::default()),
+        extract: ExtractConfig::new(ExtractorKind::Fast),
+        ..Config::default()
+    }
+    .validate()
+    .unwrap();
+    [("plain", plain), ("template suppression", suppressing), ("fast extractor", fast)]
 }
 
 fn first_words(text: &str, n: usize) -> String {
@@ -104,8 +114,9 @@ fn thin_pages_sharing_a_template_do_not_merge() {
                 (format!("{site}/thin{n}.html"), page(site, &format!("Note {n}"), &text))
             })
             .collect();
-        let config = Config { template: Some(TemplateConfig::default()), ..Config::default() }.validate().unwrap();
-        assert_eq!(clusters(pages, &config), BTreeSet::new(), "{site}");
+        for (name, config) in configs().into_iter().skip(1) {
+            assert_eq!(clusters(pages.clone(), &config), BTreeSet::new(), "{site}, {name}");
+        }
     }
 }
 

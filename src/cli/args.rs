@@ -196,6 +196,8 @@ pub enum ExtractorArg {
     RsTrafilatura,
     /// Mozilla Readability (dom_smoothie).
     Readability,
+    /// Readability cleaned with trafilatura's discard rules: articles, fast.
+    Fast,
     /// All visible text except nav, header, footer and aside.
     None,
 }
@@ -207,6 +209,7 @@ impl ExtractorArg {
             ExtractorArg::Trafilatura => ExtractorKind::Trafilatura,
             ExtractorArg::RsTrafilatura => ExtractorKind::RsTrafilatura,
             ExtractorArg::Readability => ExtractorKind::Readability,
+            ExtractorArg::Fast => ExtractorKind::Fast,
             ExtractorArg::None => ExtractorKind::None,
         }
     }

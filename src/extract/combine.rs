@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::Extracted;
 use super::visible::{visible_text_with, visible_text_without_nav_footer_aside};
-use super::words::{bag_f1, share_of_words_in};
+use super::words::{bag_f1, share_of_trigrams_in, share_of_words_in};
 
 /// True when `text` holds at least one letter or digit.
 fn has_words(text: &str) -> bool {
@@ -48,9 +48,7 @@ pub(super) fn trafilatura(
 
 /// Mozilla's Readability, as ported by `dom_smoothie`.
 pub(super) fn readability(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
-    let cfg = dom_smoothie::Config { text_mode: dom_smoothie::TextMode::Formatted, ..Default::default() };
-    let mut r = dom_smoothie::Readability::new(html, url.map(url::Url::as_str), Some(cfg)).ok()?;
-    let article = r.parse().ok()?;
+    let article = readability_article(html, url, false)?;
     let text = article.text_content.to_string();
     if !has_words(&text) {
         return None;
@@ -58,6 +56,40 @@ pub(super) fn readability(html: &str, url: Option<&url::Url>) -> Option<Extracte
     let title = Some(article.title).filter(|t| !t.trim().is_empty());
     Some(Extracted { text, title, extractor: "readability" })
 }
+
+/// Readability's article; `keep_classes` keeps the `class` attributes in
+/// its HTML, which the cleaning rules read.
+fn readability_article(html: &str, url: Option<&url::Url>, keep_classes: bool) -> Option<dom_smoothie::Article> {
+    let cfg = dom_smoothie::Config { text_mode: dom_smoothie::TextMode::Formatted, keep_classes, ..Default::default() };
+    let mut r = dom_smoothie::Readability::new(html, url.map(url::Url::as_str), Some(cfg)).ok()?;
+    r.parse().ok()
+}
+
+/// The `fast` extractor: Readability finds the article's container, and
+/// trafilatura's discard rules then clear the captions, share bars, bylines
+/// and link lists it keeps (see [`super::clean`]).
+///
+/// On a thin page Readability can pick the cookie banner and the footer,
+/// rewritten so that the rules no longer recognise them. So a short result
+/// (under [`SHORT_ARTICLE`] bytes) must be mostly word sequences of the
+/// visible text without page chrome, or that text is used instead. Long
+/// articles skip the check, which costs a second parse.
+pub(super) fn fast(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
+    let article = readability_article(html, url, true);
+    let title = article.as_ref().map(|a| a.title.clone()).filter(|t| !t.trim().is_empty());
+    let text = article.map(|a| super::clean::clean_article_text(&a.content)).unwrap_or_default();
+    if text.len() >= SHORT_ARTICLE {
+        return Some(Extracted { text, title, extractor: "fast" });
+    }
+    let outside = chromeless(html);
+    match outside {
+        Some(o) if !has_words(&text) || share_of_trigrams_in(&text, &o.text) < MIN_SHARE_OUTSIDE_CHROME => Some(o),
+        _ => has_words(&text).then_some(Extracted { text, title, extractor: "fast" }),
+    }
+}
+
+/// See [`fast`]: about 200 words.
+const SHORT_ARTICLE: usize = 1200;
 
 /// rs-trafilatura 0.2, which classifies the page type (article, product,
 /// listing, forum, ...) and extracts with rules for that type.
@@ -196,6 +228,29 @@ mod tests {
         let html = format!("<html><body><main><p>{note}</p></main><footer><p>{footer}</p></footer></body></html>");
         let e = trafilatura_checked(&html, None).unwrap();
         assert!(e.text.contains("smaller model"), "{e:?}");
+        assert!(!e.text.contains("registered in England"), "{e:?}");
+    }
+
+    #[test]
+    fn fast_drops_captions_and_share_bars_and_does_not_take_a_thin_pages_footer() {
+        let para = "The harbour ferry will run every hour from the north pier this summer, the council said on \
+                    Tuesday, after a year in which passengers waited up to three hours at the island terminal.";
+        let article = format!(
+            "<html><body><nav><a href=/>Home</a></nav><article><h1>Hourly ferries</h1><p>{para}</p>\
+             <figure><img src=p.jpg><figcaption>The north pier. Photo: Ann Lee</figcaption></figure>\
+             <div class=share-bar><a href=/s>Share</a> <a href=/t>Post</a></div><p>{para}</p><p>{para}</p>\
+             <p>{para}</p></article><footer>Harbour News, 1 Quay Street</footer></body></html>"
+        );
+        let e = fast(&article, None).unwrap();
+        assert_eq!(e.text.matches("three hours").count(), 4, "{e:?}");
+        assert!(!e.text.contains("Photo") && !e.text.contains("Share") && !e.text.contains("Quay"), "{e:?}");
+        // On a thin page Readability picks the cookie notice and the footer,
+        // the longest texts, rewritten so that no rule recognises them.
+        let thin = include_str!("../../fixtures/extract/templates/news.html")
+            .replace("{{TITLE}}", "Ferry note")
+            .replace("{{BODY}}", "<p>Boats resume on Monday.</p>");
+        let e = fast(&thin, None).unwrap();
+        assert!(e.text.contains("Boats resume on Monday"), "{e:?}");
         assert!(!e.text.contains("registered in England"), "{e:?}");
     }
 

@@ -19,6 +19,7 @@
 //! assert!(page.text.contains("quick brown fox") && !page.text.contains("About"));
 //! ```
 
+mod clean;
 mod combine;
 pub mod eval;
 mod meta;
@@ -53,17 +54,21 @@ pub enum ExtractorKind {
     RsTrafilatura,
     /// Mozilla's Readability algorithm (the `dom_smoothie` crate).
     Readability,
+    /// Readability's article cleaned with trafilatura's discard rules:
+    /// about as precise as trafilatura on articles, several times faster.
+    Fast,
     /// Visible body text without navigation, header, footer and sidebars.
     None,
 }
 
 impl ExtractorKind {
     /// Every extractor, default first.
-    pub const ALL: [ExtractorKind; 5] = [
+    pub const ALL: [ExtractorKind; 6] = [
         ExtractorKind::Auto,
         ExtractorKind::Trafilatura,
         ExtractorKind::RsTrafilatura,
         ExtractorKind::Readability,
+        ExtractorKind::Fast,
         ExtractorKind::None,
     ];
 
@@ -73,6 +78,7 @@ impl ExtractorKind {
             ExtractorKind::Trafilatura => "trafilatura",
             ExtractorKind::RsTrafilatura => "rs-trafilatura",
             ExtractorKind::Readability => "readability",
+            ExtractorKind::Fast => "fast",
             ExtractorKind::None => "none",
         }
     }
@@ -146,7 +152,7 @@ pub enum ExtractError {
     TooDeep { limit: usize },
     #[error("invalid CSS selector `{selector}`: {message}")]
     Selector { selector: String, message: String },
-    #[error("unknown extractor `{0}`; use auto, trafilatura, rs-trafilatura, readability or none")]
+    #[error("unknown extractor `{0}`; use auto, trafilatura, rs-trafilatura, readability, fast or none")]
     UnknownExtractor(String),
 }
 
@@ -177,6 +183,9 @@ pub fn extract_with_url(html: &str, url: Option<&str>, config: &ExtractConfig) -
         }
         ExtractorKind::Readability => {
             combine::guarded(|| combine::readability(html, url.as_ref())).or_else(|| combine::chromeless(html))
+        }
+        ExtractorKind::Fast => {
+            combine::guarded(|| combine::fast(html, url.as_ref())).or_else(|| combine::chromeless(html))
         }
         ExtractorKind::None => combine::chromeless(html),
     };

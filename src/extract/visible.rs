@@ -6,7 +6,7 @@ use scraper::{Html, Node};
 const HIDDEN: &[&str] = &["script", "style", "noscript", "template", "head", "svg", "iframe", "object"];
 
 /// Elements that start a new line when rendered.
-const BLOCK: &[&str] = &[
+pub(super) const BLOCK: &[&str] = &[
     "address",
     "article",
     "aside",
@@ -98,18 +98,7 @@ fn walk(doc: &Html, chrome_tags: &[&str], chrome_roles: &[&str]) -> (String, Opt
                         title = Some(t).filter(|t| !t.is_empty());
                     }
                 }
-                Node::Text(t) if hidden_depth == 0 => {
-                    let text: &str = t;
-                    if !text.trim().is_empty() {
-                        if !out.is_empty() && !out.ends_with(['\n', ' ']) && text.starts_with(char::is_whitespace) {
-                            out.push(' ');
-                        }
-                        out.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
-                        if text.ends_with(char::is_whitespace) {
-                            out.push(' ');
-                        }
-                    }
-                }
+                Node::Text(t) if hidden_depth == 0 => push_text(&mut out, t),
                 _ => {}
             },
             ego_tree::iter::Edge::Close(node) => {
@@ -127,7 +116,23 @@ fn walk(doc: &Html, chrome_tags: &[&str], chrome_roles: &[&str]) -> (String, Opt
     (text, title)
 }
 
-fn push_break(out: &mut String) {
+/// Appends a text node's words, keeping a space where the node had one at
+/// either end (`<b>bold</b> word`).
+pub(super) fn push_text(out: &mut String, text: &str) {
+    if text.trim().is_empty() {
+        return;
+    }
+    if !out.is_empty() && !out.ends_with(['\n', ' ']) && text.starts_with(char::is_whitespace) {
+        out.push(' ');
+    }
+    out.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+    if text.ends_with(char::is_whitespace) {
+        out.push(' ');
+    }
+}
+
+/// Starts a new line unless one was just started.
+pub(super) fn push_break(out: &mut String) {
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }

@@ -53,6 +53,20 @@ pub fn share_of_words_in(part: &str, whole: &str) -> f64 {
     if total == 0 { 0.0 } else { found as f64 / total as f64 }
 }
 
+/// The share of `part`'s word trigrams (case folded) that occur in `whole`:
+/// unlike single words, trigrams of one text are rarely in an unrelated one.
+/// A text of fewer than three words is compared word by word.
+pub fn share_of_trigrams_in(part: &str, whole: &str) -> f64 {
+    let fold = |t: &str| TOKEN.find_iter(t).map(|m| m.as_str().to_lowercase()).collect::<Vec<_>>();
+    let (part, whole) = (fold(part), fold(whole));
+    if part.len() < 3 {
+        return share_of_words_in(&part.join(" "), &whole.join(" "));
+    }
+    let known: std::collections::HashSet<&[String]> = whole.windows(3).collect();
+    let found = part.windows(3).filter(|w| known.contains(w)).count();
+    found as f64 / (part.len() - 2) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +80,9 @@ mod tests {
         assert!((bag_f1("a b c d", "a b") - 2.0 / 3.0).abs() < 1e-12);
         assert!((share_of_words_in("a b a", "a b") - 2.0 / 3.0).abs() < 1e-12);
         assert_eq!(tokens("it's 3-D"), ["it", "s", "3", "D"]);
+        // Same words, other order: no trigram in common.
+        assert_eq!(share_of_trigrams_in("a b c d", "d c b a"), 0.0);
+        assert!((share_of_trigrams_in("A b c d", "x a b c y") - 0.5).abs() < 1e-12);
+        assert_eq!(share_of_trigrams_in("b a", "a b"), 1.0);
     }
 }

@@ -237,6 +237,54 @@ fn page_metadata_from_extraction_is_stored() {
     assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].1.as_ref().unwrap().text, None);
 }
 
+/// Long main texts are stored deflated, short ones as they are, and both
+/// read back as they were; a damaged one is reported with its page, not
+/// returned garbled.
+#[test]
+fn long_main_texts_are_stored_compressed_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("texts.db");
+    let config = config();
+    let index = Index::open(&path, &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    // Real articles' texts (AEB, MIT; see fixtures/extract/SOURCES.md).
+    let article = |n: usize| {
+        std::fs::read_to_string(format!("{}/fixtures/extract/articles/article{n}.txt", env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+    };
+    let long = format!("{}\n{}\n\nÉté, naïve café: ünïcödé survives.", article(1), article(2));
+    let short = "A short note: the ferry runs at nine.".to_string();
+    for (url, text) in [("https://a.test/long", &long), ("https://a.test/short", &short)] {
+        let mut f = fingerprint(&fp, url, text);
+        f.text = Some(text.clone());
+        index.insert(&Page::new("c1", url, f)).unwrap();
+    }
+    let stored = index.crawl_fingerprints("c1").unwrap();
+    let texts: Vec<_> = stored.iter().map(|(_, f)| f.as_ref().unwrap().text.clone().unwrap()).collect();
+    assert_eq!(texts, [long.clone(), short.clone()]);
+    drop(index);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let rows: Vec<(Option<String>, Option<Vec<u8>>)> = conn
+        .prepare("SELECT text, text_deflate FROM pages ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let deflated = rows[0].1.as_ref().expect("the long text is deflated");
+    assert_eq!(rows[0].0, None);
+    assert!(deflated.len() * 5 < long.len() * 3, "{} bytes deflated from {}", deflated.len(), long.len());
+    assert_eq!(rows[1], (Some(short), None));
+    conn.execute("UPDATE pages SET text_deflate = x'ff00ff00' WHERE id = 1", []).unwrap();
+    drop(conn);
+    let index = Index::open(&path, &config).unwrap();
+    match index.crawl_fingerprints("c1") {
+        Err(Error::Corrupt { page_id: 1, reason }) => assert!(reason.contains("stored text"), "{reason}"),
+        other => panic!("expected a corrupt-page error, got {other:?}"),
+    }
+}
+
 /// Pages whose band keys are pending and pages whose keys were merged into
 /// the band table answer checks alike, and replacing or removing either
 /// leaves no key behind.

@@ -268,6 +268,9 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     assert_eq!(stats.schema_version, schema::VERSION);
     assert_eq!((stats.pages, stats.pending_pages, stats.band_rows), (1, 0, lsh.bands as u64));
     assert!(index.verify().unwrap().is_empty());
+    // The text stored uncompressed before version 5 reads back as it was.
+    let (_, old_fp) = &index.crawl_fingerprints("2024").unwrap()[0];
+    assert_eq!(old_fp.as_ref().unwrap().text.as_deref(), Some(text));
     // A near copy under a new URL: found through the old band rows, then
     // itself pending.
     let near_text: Vec<&str> =

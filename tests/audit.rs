@@ -651,3 +651,62 @@ fn audit_index_errors_name_the_file() {
     fails(&["audit", "fixtures/example", "--index", db], &["cannot be used with"]);
     assert!(!out.exists(), "no report for a failed run");
 }
+
+/// A canonical naming a URL that redirects is `canonical_non_200` (HTTP 301)
+/// in a fresh audit, and in an audit of the index too: the index keeps each
+/// page's redirects.
+#[test]
+fn a_canonical_to_a_redirecting_url_is_judged_alike_fresh_and_from_the_index() {
+    let story = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/extract/articles/article3.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| format!("<p>{l}</p>"))
+        .collect::<String>();
+    let page = move |title: &str| {
+        format!(
+            "<html><head><title>{title}</title><link rel=canonical href=/old-story.html></head>\
+             <body><article><h1>{title}</h1>{story}</article></body></html>"
+        )
+    };
+    let (story_page, copy_page) = (page("Story"), page("Story, print"));
+    let app = axum::Router::new()
+        .route("/story.html", axum::routing::get(move || async move { axum::response::Html(story_page) }))
+        .route("/story-print.html", axum::routing::get(move || async move { axum::response::Html(copy_page) }))
+        .route("/old-story.html", axum::routing::get(|| async { axum::response::Redirect::permanent("/story.html") }));
+    let port = support::serve_on_loopback(app);
+    let dir = tempfile::tempdir().unwrap();
+    let urls = dir.path().join("urls.txt");
+    let list: String = ["story.html", "story-print.html", "old-story.html"]
+        .iter()
+        .map(|p| format!("http://127.0.0.1:{port}/{p}\n"))
+        .collect();
+    std::fs::write(&urls, list).unwrap();
+    let fetch = ["--delay", "0", "--quiet"];
+    let issues = |report: &Path| -> Vec<(String, String)> {
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap()).unwrap();
+        j["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["issues"].as_array().unwrap().clone())
+            .map(|i| (i["code"].as_str().unwrap().to_string(), i["message"].as_str().unwrap().to_string()))
+            .collect()
+    };
+
+    let fresh = dir.path().join("fresh");
+    let o = webdup(&[&["audit", path_str(&urls), "--out", path_str(&fresh)][..], &fetch].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fresh_issues = issues(&fresh);
+    assert_eq!(fresh_issues.len(), 1, "{fresh_issues:?}");
+    assert_eq!(fresh_issues[0].0, "canonical_non_200");
+    assert!(fresh_issues[0].1.ends_with("which answered HTTP 308"), "{fresh_issues:?}");
+
+    let db = dir.path().join("site.db");
+    let o =
+        webdup(&[&["index", "add", "--index", path_str(&db), "--crawl", "c1", path_str(&urls)][..], &fetch].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stored = dir.path().join("stored");
+    let o = webdup(&["audit", "--index", path_str(&db), "--out", path_str(&stored), "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(issues(&stored), fresh_issues);
+}

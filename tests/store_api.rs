@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
+use webdup::fetch::Hop;
 use webdup::store::{Error, Index, Page};
 use webdup::synth::{SynthConfig, corpus};
 
@@ -235,6 +236,30 @@ fn page_metadata_from_extraction_is_stored() {
     page.fingerprint.as_mut().unwrap().text = Some(body.clone());
     index.insert(&page.without_text()).unwrap();
     assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].1.as_ref().unwrap().text, None);
+}
+
+/// The responses before a page's final one are kept, for audits of the index.
+#[test]
+fn redirects_are_stored_with_their_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Index::open(dir.path().join("redirects.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(2, 13);
+    let hops = vec![
+        Hop { url: "http://a.test/old".into(), status: 301 },
+        Hop { url: "https://a.test/old".into(), status: 308 },
+    ];
+    let mut moved = Page::new("c1", "http://a.test/old", fingerprint(&fp, "https://a.test/new", &t[0]));
+    moved.final_url = Some("https://a.test/new".into());
+    moved.redirects = hops.clone();
+    let direct = Page::new("c1", "https://a.test/other", fingerprint(&fp, "https://a.test/other", &t[1]));
+    index.insert_batch(&[moved, direct]).unwrap();
+    assert_eq!(index.get("http://a.test/old").unwrap()[0].redirects, hops);
+    let other = &index.get("https://a.test/other").unwrap()[0];
+    assert!(other.redirects.is_empty());
+    // Left out of JSON when there are none.
+    assert!(serde_json::to_value(other).unwrap().get("redirects").is_none());
 }
 
 /// Long main texts are stored deflated, short ones as they are, and both

@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use super::{AuditMember, Issue, PageRow};
-use crate::fetch::FetchRecord;
+use crate::fetch::{FetchRecord, Hop};
 
 /// The comparable form of a URL: parsed (scheme and host lowercased, default
 /// port and dot segments gone) without its fragment; unparseable strings
@@ -49,11 +49,15 @@ pub struct StatusIndex {
 
 impl StatusIndex {
     pub fn new(pages: &[PageRow], fetches: &[FetchRecord]) -> Self {
+        Self::from_hops(pages, fetches.iter().flat_map(|r| &r.chain))
+    }
+
+    /// Like [`StatusIndex::new`], from the responses alone (an index keeps
+    /// the redirects before each page's final response).
+    pub fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
         let mut status = HashMap::new();
-        for r in fetches {
-            for hop in &r.chain {
-                status.insert(url_key(&hop.url), Some(hop.status));
-            }
+        for hop in hops {
+            status.insert(url_key(&hop.url), Some(hop.status));
         }
         for p in pages {
             status.entry(url_key(&p.url)).or_insert(p.status);

@@ -98,9 +98,10 @@ fn known(value: Option<&str>, options: &[&'static str]) -> Option<&'static str> 
 
 impl Audit {
     /// Builds the audit model of a stored crawl, as [`Audit::build`] does for
-    /// a run: pages in stored order, metadata as stored. Redirect chains are
-    /// not stored, so a canonical naming a URL that redirected is judged by
-    /// the crawl's pages alone.
+    /// a run: pages in stored order, metadata and redirects as stored. For
+    /// pages stored before schema version 5 no redirects were kept, so a
+    /// canonical naming a URL that redirected is judged by the crawl's pages
+    /// alone.
     pub fn from_crawl(crawl: &StoredCrawl, clustering: &Clustering, config: &Config, audit: &AuditConfig) -> Audit {
         let corpus = &crawl.corpus;
         let mut page_of_doc = vec![0usize; corpus.docs.len()];
@@ -128,8 +129,8 @@ impl Audit {
             row.indexability = indexability(&row);
             pages.push(row);
         }
-        // Only the crawl's own pages: no redirect hops were stored.
-        let statuses = canonical::StatusIndex::new(&pages, &[]);
+        // The crawl's pages and the redirects stored with them (schema 5 on).
+        let statuses = canonical::StatusIndex::from_hops(&pages, crawl.pages.iter().flat_map(|p| &p.redirects));
         let mut built =
             Audit::assemble(Rows { pages, errors, page_of_doc }, corpus, clustering, &statuses, config, audit);
         built.source = Some(AuditSource {
@@ -158,6 +159,7 @@ mod tests {
             error_kind: Some(kind.into()),
             error: Some(message.into()),
             meta: PageMeta::default(),
+            redirects: Vec::new(),
             word_count: 0,
             digest: None,
             simhash: None,

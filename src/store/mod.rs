@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Config, Fingerprint};
 use crate::extract::{ExtractConfig, ExtractorKind};
-use crate::fetch::FetchRecord;
+use crate::fetch::{FetchRecord, Hop};
 use crate::index::LshParams;
 use crate::index::lsh::band_key;
 use crate::shingle::{Language, LanguageChoice, ShingleConfig};
@@ -258,6 +258,8 @@ pub struct Page {
     /// Why there is no content, for people.
     pub error: Option<String>,
     pub meta: PageMeta,
+    /// The responses before the final one, when the URL redirected.
+    pub redirects: Vec<Hop>,
     /// The content; `None` for pages that could not be fetched or read.
     /// Its `text`, when set, is stored too (for the audit's diff view).
     pub fingerprint: Option<Fingerprint>,
@@ -293,6 +295,7 @@ impl Page {
                 },
                 None => PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
             },
+            redirects: Vec::new(),
             fingerprint: Some(fingerprint),
         }
     }
@@ -313,6 +316,7 @@ impl Page {
             error_kind: Some(kind.into()),
             error: Some(error.into()),
             meta: PageMeta::default(),
+            redirects: Vec::new(),
             fingerprint: None,
         }
     }
@@ -330,6 +334,7 @@ impl Page {
     pub fn with_fetch(mut self, record: &FetchRecord) -> Page {
         self.final_url = record.final_url.clone();
         self.status = record.status;
+        self.redirects = record.chain.split_last().map_or_else(Vec::new, |(_, before)| before.to_vec());
         // The page's own <link rel=canonical> wins over the Link header, as
         // in the audit.
         if self.meta.canonical.is_none() && record.canonical.is_some() {
@@ -372,6 +377,10 @@ pub struct StoredPage {
     pub error: Option<String>,
     #[serde(flatten)]
     pub meta: PageMeta,
+    /// The responses before the final one, when the URL redirected
+    /// (stored since schema version 5).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redirects: Vec<Hop>,
     pub word_count: usize,
     /// MD5 of the normalized text, hex; `None` without content.
     pub digest: Option<String>,
@@ -671,12 +680,16 @@ impl Index {
         }
         let fp = page.fingerprint.as_ref();
         let text = fp.and_then(|f| f.text.as_deref());
+        let redirects = (!page.redirects.is_empty())
+            .then(|| serde_json::to_string(&page.redirects))
+            .transpose()
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         tx.prepare_cached(
             "INSERT INTO pages (crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical,
                  noindex, description, h1, word_count, digest, simhash, minhash, shingle_count, shingles,
-                 canonical_source, noindex_source, text, text_deflate)
+                 canonical_source, noindex_source, text, text_deflate, redirects)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                     ?22)",
+                     ?22, ?23)",
         )?
         .execute(params![
             page.crawl,
@@ -701,6 +714,7 @@ impl Index {
             page.meta.noindex_source,
             text.filter(|t| t.len() < DEFLATE_FROM),
             text.filter(|t| t.len() >= DEFLATE_FROM).map(deflate),
+            redirects,
         ])?;
         let id = tx.last_insert_rowid();
         if let Some(fp) = fp {
@@ -1057,8 +1071,8 @@ impl Index {
 
 const PAGE_COLUMNS: &str = "id, crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical, \
                             noindex, description, h1, word_count, digest, simhash, shingle_count, \
-                            canonical_source, noindex_source";
-const PAGE_COLUMN_COUNT: usize = 19;
+                            canonical_source, noindex_source, redirects";
+const PAGE_COLUMN_COUNT: usize = 20;
 
 fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
     let digest: Option<Vec<u8>> = r.get(14)?;
@@ -1079,6 +1093,11 @@ fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
             h1: r.get(12)?,
             canonical_source: r.get(17)?,
             noindex_source: r.get(18)?,
+        },
+        redirects: match r.get::<_, Option<String>>(19)? {
+            Some(json) => serde_json::from_str(&json)
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(19, rusqlite::types::Type::Text, Box::new(e)))?,
+            None => Vec::new(),
         },
         word_count: r.get::<_, i64>(13)? as usize,
         digest: digest.map(|d| d.iter().map(|b| format!("{b:02x}")).collect()),

@@ -99,9 +99,13 @@ INSERT INTO meta (key, value) VALUES ('bands_generation', '0');
 /// Version 5: main texts of 2 KB or more are stored deflated in
 /// `text_deflate` (raw deflate, level 2: 2.5 times smaller on real pages),
 /// with `text` empty; shorter ones, and all texts stored before, are in
-/// `text`.
+/// `text`. `redirects` keeps the responses before the final one, as JSON
+/// (`[{"url": ..., "status": 301}]`), so an audit of the index knows that a
+/// canonical names a redirecting URL; NULL without redirects, and for pages
+/// stored before.
 pub const V5: &str = "
 ALTER TABLE pages ADD COLUMN text_deflate BLOB;
+ALTER TABLE pages ADD COLUMN redirects TEXT;
 ";
 
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.

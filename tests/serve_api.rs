@@ -80,7 +80,8 @@ async fn every_endpoint_answers_over_http() {
         &c,
         M::POST,
         &format!("{}/v1/pages", s.base),
-        Some(json!({"url": "https://a.test/two", "html": html})),
+        Some(json!({"url": "https://a.test/two", "html": html, "final_url": "https://a.test/2",
+                    "status": 200, "redirects": [{"url": "https://a.test/two", "status": 301}]})),
         None,
     )
     .await;
@@ -112,6 +113,7 @@ async fn every_endpoint_answers_over_http() {
     let (st, v) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Ftwo", s.base), None, None).await;
     assert_eq!(st, 200);
     assert_eq!((v["pages"][0]["crawl"].as_str(), v["pages"][0]["title"].as_str()), (Some("api"), Some("Two")));
+    assert_eq!(v["pages"][0]["redirects"], json!([{"url": "https://a.test/two", "status": 301}]), "{v}");
     let (st, _) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fnone", s.base), None, None).await;
     assert_eq!(st, 404);
 

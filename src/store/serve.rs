@@ -24,6 +24,7 @@ use super::{Index, Page};
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::error::Error as ConfigError;
 use crate::extract;
+use crate::fetch::Hop;
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -169,6 +170,9 @@ struct PageBody {
     crawl: Option<String>,
     final_url: Option<String>,
     status: Option<u16>,
+    /// The responses before the final one, when the URL redirected.
+    #[serde(default)]
+    redirects: Vec<Hop>,
     canonical: Option<String>,
     title: Option<String>,
 }
@@ -251,6 +255,7 @@ async fn insert(State(s): State<Arc<Service>>, body: Result<axum::body::Bytes, B
         let mut page = Page::new(crawl.clone(), body.url.clone(), fp);
         page.final_url = body.final_url.clone();
         page.status = body.status;
+        page.redirects = body.redirects.clone();
         page.meta.canonical = body.canonical.clone();
         match s.index.insert(&page) {
             Ok(id) => (StatusCode::CREATED, Json(serde_json::json!({ "id": id, "url": body.url, "crawl": crawl })))

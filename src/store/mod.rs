@@ -569,6 +569,12 @@ impl Index {
         Ok(Index::over(path, conn, settings))
     }
 
+    /// The LSH band keys of a MinHash signature, band 0 first.
+    fn band_keys<'a>(&self, signature: &'a [u32]) -> impl Iterator<Item = u64> + 'a {
+        let params = self.params;
+        (0..params.bands).map(move |band| band_key(signature, params, band))
+    }
+
     /// The index over an open, migrated writer connection.
     fn over(path: PathBuf, conn: Connection, settings: Settings) -> Index {
         Index {
@@ -718,7 +724,7 @@ impl Index {
         ])?;
         let id = tx.last_insert_rowid();
         if let Some(fp) = fp {
-            let keys = bands::encode_keys((0..self.params.bands).map(|band| band_key(&fp.minhash, self.params, band)));
+            let keys = bands::encode_keys(self.band_keys(&fp.minhash));
             bands::add_pending(tx, id, &keys)?;
         }
         Ok(id)
@@ -740,7 +746,7 @@ impl Index {
             if sig.len() < self.params.used_rows() {
                 return Err(Error::Corrupt { page_id: id, reason: "MinHash signature too short".into() });
             }
-            deletions.push(id, (0..self.params.bands).map(|band| band_key(&sig, self.params, band)));
+            deletions.push(id, self.band_keys(&sig));
         }
         tx.prepare_cached("DELETE FROM pages WHERE id = ?1")?.execute([id])?;
         Ok(())
@@ -817,7 +823,7 @@ impl Index {
                     result.exact.push(m);
                 }
             }
-            let keys: Vec<u64> = (0..self.params.bands).map(|band| band_key(&fp.minhash, self.params, band)).collect();
+            let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
             let mut candidates = BTreeSet::new();
             {
                 let mut pending = lock(&self.pending);
@@ -1041,7 +1047,7 @@ impl Index {
                     problems.push(format!("page {id}: shingle blob of {len:?} bytes for {count} shingles"));
                 }
                 let sig = decode_u32s(&blob, id)?;
-                let keys: Vec<u64> = (0..self.params.bands).map(|band| band_key(&sig, self.params, band)).collect();
+                let keys: Vec<u64> = self.band_keys(&sig).collect();
                 if let Some(stored) = pending.remove(&id) {
                     if stored != bands::encode_keys(keys.iter().copied()) {
                         problems.push(format!("page {id}: pending band keys are not its signature's"));

@@ -102,9 +102,9 @@ pub fn router(index: Arc<Index>, config: &Config, serve: &ServeConfig) -> Router
         .with_state(service)
 }
 
-/// Serves `router` on `listener` until the process ends.
-/// Serves until `shutdown` completes, then stops accepting connections and
-/// lets the requests in flight finish (an insert is never cut off half way).
+/// Serves `router` on `listener` until `shutdown` completes, then stops
+/// accepting connections and lets the requests in flight finish (an insert
+/// is never cut off half way).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use super::Audit;
 use crate::error::Result;
+use crate::report::SafeCsvWriter;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(T::to_string).unwrap_or_default()
@@ -15,7 +16,7 @@ fn ratio(v: Option<f64>) -> String {
 
 /// One row per page, in input order, with the columns SEO tools use.
 pub fn write_pages(audit: &Audit, out: &mut dyn Write) -> Result<()> {
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = SafeCsvWriter::new(b',', out);
     w.write_record([
         "url",
         "status",
@@ -63,7 +64,7 @@ pub fn write_pages(audit: &Audit, out: &mut dyn Write) -> Result<()> {
 /// One row per cluster member; the cluster's verdict repeats on each row so
 /// the sheet can be filtered by it.
 pub fn write_clusters(audit: &Audit, out: &mut dyn Write) -> Result<()> {
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = SafeCsvWriter::new(b',', out);
     w.write_record([
         "cluster",
         "kind",

@@ -497,7 +497,7 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
         let input = (url != id).then(|| id.to_string());
         let mut row = blank_row(n, url, input, status);
         if let Some(r) = record {
-            if let Some(c) = &r.canonical {
+            if let Some(c) = r.canonical.as_ref().filter(|c| canonical::usable_canonical(c)) {
                 row.canonical = Some(c.clone());
                 row.canonical_source = Some("http");
             }
@@ -518,7 +518,7 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
                     row.h1 = m.h1.clone();
                     // The page's own tag wins over the header: it is what
                     // the site's authors wrote for this page.
-                    if let Some(c) = &m.canonical {
+                    if let Some(c) = m.canonical.as_ref().filter(|c| canonical::usable_canonical(c)) {
                         row.canonical = Some(c.clone());
                         row.canonical_source = Some("html");
                     }

@@ -115,8 +115,9 @@ impl Audit {
             row.title = p.meta.title.clone();
             row.description = p.meta.description.clone();
             row.h1 = p.meta.h1.clone();
-            row.canonical = p.meta.canonical.clone();
-            row.canonical_source = known(p.meta.canonical_source.as_deref(), &["html", "http"]);
+            row.canonical = p.meta.canonical.clone().filter(|c| canonical::usable_canonical(c));
+            row.canonical_source =
+                row.canonical.as_ref().and_then(|_| known(p.meta.canonical_source.as_deref(), &["html", "http"]));
             row.noindex = p.meta.noindex == Some(true);
             row.noindex_source = known(p.meta.noindex_source.as_deref(), &["meta", "x-robots-tag"]);
             if let Some((i, d)) = docs.next_if(|(_, d)| d.order == n) {

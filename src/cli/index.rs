@@ -277,9 +277,8 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
     let full = IndexedClusterReport { report, index: path.display().to_string(), indexed };
     super::write_output(output, |format, out| match format {
         report::Format::Csv | report::Format::Tsv => {
-            let mut w = csv::WriterBuilder::new()
-                .delimiter(if matches!(format, report::Format::Tsv) { b'\t' } else { b',' })
-                .from_writer(out);
+            let delimiter = if matches!(format, report::Format::Tsv) { b'\t' } else { b',' };
+            let mut w = report::SafeCsvWriter::new(delimiter, out);
             w.write_record(["doc", "kind", "url", "crawl", "jaccard", "containment"])?;
             for row in &full.indexed {
                 let kinds =

@@ -78,7 +78,7 @@ fn write(map: &RedirectMap, format: MapFormat, out: &mut dyn Write) -> anyhow::R
             writeln!(out)?;
         }
         MapFormat::Csv => {
-            let mut w = csv::Writer::from_writer(out);
+            let mut w = webdup::report::SafeCsvWriter::new(b',', out);
             w.write_record([
                 "kind",
                 "old_url",

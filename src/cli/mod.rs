@@ -213,6 +213,12 @@ fn extract_pages(
             .unwrap_or_default()
     });
     for r in results {
+        // A page without a word is as useless to the user as a failed one:
+        // say so, rather than print nothing and exit 0.
+        let r = r.and_then(|(id, page)| match page.word_count {
+            0 => Err(DocError::new(&id, 0, DocErrorKind::NoText, "no words left after extraction")),
+            _ => Ok((id, page)),
+        });
         match r {
             Ok((id, page)) => match format {
                 TextFormat::Text => {

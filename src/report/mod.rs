@@ -4,6 +4,7 @@
 //! structs ([`ClusterReport`], [`NeighborReport`]) first, so every format
 //! shows the same facts, and failed documents appear in every format.
 
+mod csv_safe;
 mod table;
 
 use std::io::Write;
@@ -14,6 +15,7 @@ use crate::engine::{Clustering, Comparison, Config, Corpus, Neighbor};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
 
+pub use csv_safe::{SafeCsvWriter, spreadsheet_safe};
 pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
 
 /// Version of the JSON schema; bumped when a field changes meaning or goes away.
@@ -157,7 +159,7 @@ impl ClusterReport {
     /// One row per clustered document, then one per failed document (with
     /// an empty cluster and the reason in `error`).
     fn write_delimited(&self, delimiter: u8, out: &mut dyn Write) -> Result<()> {
-        let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
+        let mut w = SafeCsvWriter::new(delimiter, out);
         w.write_record([
             "cluster",
             "kind",
@@ -250,7 +252,7 @@ impl NeighborReport {
             Format::Json => write_json(self, out)?,
             Format::Csv | Format::Tsv => {
                 let delimiter = if format == Format::Csv { b',' } else { b'\t' };
-                let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
+                let mut w = SafeCsvWriter::new(delimiter, out);
                 w.write_record(["document", "rank", "neighbor", "jaccard", "containment", "error"])?;
                 for d in &self.documents {
                     for (rank, n) in d.neighbors.iter().enumerate() {

@@ -102,6 +102,19 @@ pub enum Error {
     /// A page has no URL or crawl name.
     #[error("invalid page: {0}")]
     InvalidPage(String),
+    /// The index cannot be written here ([`Index::open`]); it can still be
+    /// read ([`Index::open_existing`] opens it read-only).
+    #[error(
+        "{0}: the index can be read (index stats, index query, audit --index) but not changed; \
+         copy it to a writable place to add pages"
+    )]
+    ReadOnly(String),
+    /// A read-only index must be migrated before this webdup can read it.
+    #[error(
+        "the index has schema version {found} and this webdup reads {supported}; migrating it needs write access \
+         (open it once where it can be written)"
+    )]
+    NeedsMigration { found: i64, supported: i64 },
 }
 
 /// Result alias for index operations.
@@ -462,6 +475,8 @@ pub struct Index {
     params: LshParams,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    /// Opened read-only: every connection is read-only (see [`Index::open_existing`]).
+    read_only: Option<ReadOnly>,
     /// This process's copy of the band keys not yet merged into `bands`.
     pending: Mutex<bands::PendingKeys>,
 }
@@ -482,6 +497,94 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
     // the last checkpoint, and neither leaves part of a transaction.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
+}
+
+/// Why an index file cannot be written, and so how it must be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadOnly {
+    /// On a read-only file system nothing can change the file: SQLite may
+    /// read it as immutable, without the `-shm` file it could not create.
+    FileSystem,
+    /// The file is not writable by this user; others may still write it.
+    Permission,
+}
+
+impl ReadOnly {
+    /// How `path` (an existing file) can be opened, or `None` when it can
+    /// be written. Opening for append changes nothing in the file.
+    fn of(path: &Path) -> Option<ReadOnly> {
+        if on_read_only_file_system(path) {
+            return Some(ReadOnly::FileSystem);
+        }
+        match std::fs::OpenOptions::new().append(true).open(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(ReadOnly::Permission),
+            Err(e) if e.raw_os_error() == Some(libc::EROFS) => Some(ReadOnly::FileSystem),
+            _ => None,
+        }
+    }
+
+    fn reason(self) -> &'static str {
+        match self {
+            ReadOnly::FileSystem => "it is on a read-only file system",
+            ReadOnly::Permission => "this user may not write it",
+        }
+    }
+
+    fn connect(self, path: &Path) -> rusqlite::Result<Connection> {
+        let Some(name) = path.to_str() else {
+            return Err(rusqlite::Error::InvalidPath(path.to_path_buf()));
+        };
+        // An SQLite URI: `%`, `?` and `#` in the path are escaped.
+        let mut uri = String::from("file:");
+        for c in name.chars() {
+            match c {
+                '%' => uri.push_str("%25"),
+                '?' => uri.push_str("%3f"),
+                '#' => uri.push_str("%23"),
+                c => uri.push(c),
+            }
+        }
+        uri.push_str(match self {
+            ReadOnly::FileSystem => "?mode=ro&immutable=1",
+            ReadOnly::Permission => "?mode=ro",
+        });
+        let conn = Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(30))?;
+        Ok(conn)
+    }
+}
+
+/// True when `path`, or the folder it would be created in, is on a file
+/// system mounted read-only.
+fn on_read_only_file_system(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let probe = if path.exists() {
+            path
+        } else {
+            match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            }
+        };
+        let Ok(c) = std::ffi::CString::new(probe.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `c` is a NUL-terminated path and `stat` a zeroed struct
+        // that statvfs fills in; neither outlives the call.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::statvfs(c.as_ptr(), &mut stat) } == 0;
+        ok && stat.f_flag & libc::ST_RDONLY != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// The connection that writes: [`connect`], with a WAL checkpoint every
@@ -513,6 +616,14 @@ impl Index {
     pub fn open(path: impl AsRef<Path>, config: &Config) -> Result<Index> {
         let path = path.as_ref().to_path_buf();
         let wrap = |e: Error| Error::Open { path: path.display().to_string(), reason: Box::new(e) };
+        let read_only = if path.exists() {
+            ReadOnly::of(&path)
+        } else {
+            on_read_only_file_system(&path).then_some(ReadOnly::FileSystem)
+        };
+        if let Some(r) = read_only {
+            return Err(wrap(Error::ReadOnly(r.reason().into())));
+        }
         let mut conn = connect_writer(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
         let settings = Settings::of(config);
@@ -546,10 +657,16 @@ impl Index {
         if read.is_err() || &header != b"SQLite format 3\0" {
             return Err(not_index("not an SQLite database"));
         }
+        let read_only = ReadOnly::of(&path);
         {
-            let probe =
-                Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-                    .map_err(|e| wrap(e.into()))?;
+            let probe = match read_only {
+                Some(r) => r.connect(&path),
+                None => Connection::open_with_flags(
+                    &path,
+                    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                ),
+            }
+            .map_err(|e| wrap(e.into()))?;
             let version: i64 =
                 probe.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| wrap(e.into()))?;
             let tables: i64 = probe
@@ -563,10 +680,43 @@ impl Index {
                 return Err(not_index("an SQLite database without webdup's tables and schema version"));
             }
         }
+        if let Some(r) = read_only {
+            let conn = r.connect(&path).map_err(|e| wrap(e.into()))?;
+            let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| wrap(e.into()))?;
+            if found != schema::VERSION {
+                return Err(wrap(if found > schema::VERSION {
+                    Error::NewerSchema { found, supported: schema::VERSION }
+                } else {
+                    Error::NeedsMigration { found, supported: schema::VERSION }
+                }));
+            }
+            let settings = Settings::read(&conn).map_err(wrap)?;
+            let mut index = Index::over(path, conn, settings);
+            index.read_only = Some(r);
+            return Ok(index);
+        }
         let mut conn = connect_writer(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
         let settings = Settings::read(&conn).map_err(wrap)?;
         Ok(Index::over(path, conn, settings))
+    }
+
+    /// [`Error::ReadOnly`] for an index opened read-only, before a write
+    /// would fail with SQLite's terser "attempt to write a readonly database".
+    fn check_writable(&self) -> Result<()> {
+        match self.read_only {
+            Some(r) => Err(Error::Open {
+                path: self.path.display().to_string(),
+                reason: Box::new(Error::ReadOnly(r.reason().into())),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// True when the index was opened read-only ([`Index::open_existing`]
+    /// on a read-only file system or a file this user may not write).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.is_some()
     }
 
     /// The LSH band keys of a MinHash signature, band 0 first.
@@ -583,6 +733,7 @@ impl Index {
             settings,
             writer: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
+            read_only: None,
             pending: Mutex::new(bands::PendingKeys::default()),
         }
     }
@@ -618,7 +769,10 @@ impl Index {
         let pooled = lock(&self.readers).pop();
         let conn = match pooled {
             Some(c) => c,
-            None => connect(&self.path)?,
+            None => match self.read_only {
+                Some(r) => r.connect(&self.path)?,
+                None => connect(&self.path)?,
+            },
         };
         let out = f(&conn);
         let mut pool = lock(&self.readers);
@@ -640,6 +794,7 @@ impl Index {
     /// enough of them together also merges them into the band table (see
     /// the [`bands`] module), which makes that one call slower.
     pub fn insert_batch(&self, pages: &[Page]) -> Result<Vec<i64>> {
+        self.check_writable()?;
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
         let mut deletions = bands::Deletions::default();
@@ -656,6 +811,7 @@ impl Index {
     /// page either way; after a merge, processes using the index hold less
     /// memory for pending keys.
     pub fn merge_pending(&self) -> Result<usize> {
+        self.check_writable()?;
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
         let merged = bands::merge(&tx, self.params.bands)?;
@@ -754,6 +910,7 @@ impl Index {
 
     /// Removes every crawl's page for `url`; returns how many were removed.
     pub fn remove(&self, url: &str) -> Result<usize> {
+        self.check_writable()?;
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
         let rows: Vec<(i64, Option<Vec<u8>>)> = tx

@@ -32,6 +32,7 @@ pub mod extract;
 pub mod fetch;
 pub mod index;
 pub mod report;
+pub mod score;
 pub mod shingle;
 pub mod sketch;
 pub mod source;

@@ -72,7 +72,7 @@ pub enum Command {
         #[command(flatten)]
         fetch: FetchArgs,
     },
-    /// Measure extraction against a data set with ground truth.
+    /// Measure extraction or clustering against ground truth.
     Eval {
         #[command(subcommand)]
         what: EvalCommand,
@@ -148,6 +148,21 @@ pub enum EvalCommand {
         /// Include every page's scores (JSON).
         #[arg(long)]
         per_page: bool,
+        #[arg(long, short = 'f', value_enum, default_value = "table")]
+        format: EvalFormat,
+    },
+    /// Pairwise precision, recall, F1 and adjusted Rand index of a
+    /// clustering against labelled truth, per page kind when the truth
+    /// names kinds, with false-merge counts.
+    ///
+    /// TRUTH has `id<TAB>cluster[<TAB>kind]` lines. CLUSTERING is the JSON of
+    /// `webdup cluster --format json`, or `id<TAB>cluster` lines from any
+    /// tool; pages it does not name count as clusters of their own.
+    Cluster {
+        #[arg(value_name = "TRUTH")]
+        truth: PathBuf,
+        #[arg(value_name = "CLUSTERING")]
+        clustering: PathBuf,
         #[arg(long, short = 'f', value_enum, default_value = "table")]
         format: EvalFormat,
     },

@@ -124,6 +124,26 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Eval { what: EvalCommand::Cluster { truth, clustering, format } } => {
+            let read = |p: &std::path::PathBuf| {
+                std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))
+            };
+            let truth = webdup::score::Truth::parse(&read(&truth)?)
+                .with_context(|| format!("invalid truth file {}", truth.display()))?;
+            let predicted = webdup::score::Clustering::parse(&read(&clustering)?)
+                .with_context(|| format!("invalid clustering {}", clustering.display()))?;
+            let score = webdup::score::score(&truth, &predicted);
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            match format {
+                EvalFormat::Table => write!(out, "{score}")?,
+                EvalFormat::Json => {
+                    serde_json::to_writer_pretty(&mut out, &score)?;
+                    writeln!(out)?;
+                }
+            }
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Compare { a, b, common, output } => {
             let config = common.to_config()?;
             let corpus = load_corpus(&[a.clone(), b.clone()], &common, &config)?.corpus;

@@ -290,7 +290,44 @@ impl ComparisonReport {
     pub fn write(&self, format: Format, out: &mut dyn Write) -> Result<()> {
         match format {
             Format::Json => write_json(self, out),
-            _ => Ok(write_comparison_table(self, out)?),
+            Format::Table => Ok(write_comparison_table(self, out)?),
+            Format::Csv | Format::Tsv => {
+                // One header row and one row: the same fields as the JSON.
+                let c = &self.comparison;
+                let mut w = SafeCsvWriter::new(if format == Format::Csv { b',' } else { b'\t' }, out);
+                w.write_record([
+                    "a",
+                    "b",
+                    "jaccard",
+                    "minhash_estimate",
+                    "simhash_distance",
+                    "containment_a_in_b",
+                    "containment_b_in_a",
+                    "shared_shingles",
+                    "only_in_a",
+                    "only_in_b",
+                    "exact",
+                    "threshold",
+                    "duplicate",
+                ])?;
+                w.write_record([
+                    self.a.clone(),
+                    self.b.clone(),
+                    format!("{:.6}", c.jaccard),
+                    format!("{:.6}", c.minhash_estimate),
+                    c.simhash_distance.to_string(),
+                    format!("{:.6}", c.containment_a_in_b),
+                    format!("{:.6}", c.containment_b_in_a),
+                    c.shared_shingles.to_string(),
+                    c.only_in_a.to_string(),
+                    c.only_in_b.to_string(),
+                    c.exact.to_string(),
+                    c.threshold.to_string(),
+                    c.duplicate.to_string(),
+                ])?;
+                w.flush()?;
+                Ok(())
+            }
         }
     }
 }

@@ -113,15 +113,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let progress = progress::Bar::new(false);
             let report = eval::evaluate(&dir, &options, &progress)
                 .with_context(|| format!("cannot evaluate {}", dir.display()))?;
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            match format {
-                EvalFormat::Table => write!(out, "{report}")?,
-                EvalFormat::Json => {
-                    serde_json::to_writer_pretty(&mut out, &report)?;
-                    writeln!(out)?;
-                }
-            }
-            out.flush()?;
+            print_eval(format, &report)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Eval { what: EvalCommand::Cluster { truth, clustering, format } } => {
@@ -133,15 +125,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let predicted = webdup::score::Clustering::parse(&read(&clustering)?)
                 .with_context(|| format!("invalid clustering {}", clustering.display()))?;
             let score = webdup::score::score(&truth, &predicted);
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            match format {
-                EvalFormat::Table => write!(out, "{score}")?,
-                EvalFormat::Json => {
-                    serde_json::to_writer_pretty(&mut out, &score)?;
-                    writeln!(out)?;
-                }
-            }
-            out.flush()?;
+            print_eval(format, &score)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { a, b, common, output } => {
@@ -162,6 +146,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::LostAndFound(args) => lost_and_found::run(args),
     }
+}
+
+/// An evaluation's table or JSON on standard output.
+fn print_eval<T: std::fmt::Display + serde::Serialize>(format: EvalFormat, value: &T) -> anyhow::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match format {
+        EvalFormat::Table => write!(out, "{value}")?,
+        EvalFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, value)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// `webdup extract`: each page's main text, or JSON with its metadata.

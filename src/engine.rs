@@ -206,7 +206,7 @@ impl Fingerprinter {
             Format::Text => (raw.body, None, "none", None),
             Format::Html => {
                 let e = extract::extract(&raw.body, &self.extract)
-                    .map_err(|e| DocError::new(&raw.id, raw.order, DocErrorKind::TooDeep, e.to_string()))?;
+                    .map_err(|e| DocError::new(&raw.id, raw.order, e.doc_kind(), e.to_string()))?;
                 // A second parse, paid only by runs that report metadata.
                 let meta = self.keep_pages.then(|| {
                     // The address after redirects, else the one asked for.

@@ -25,6 +25,9 @@ pub enum DocErrorKind {
     Encoding,
     /// The HTML is nested more deeply than the extractor can safely walk.
     TooDeep,
+    /// Extracting the page would cost more than the page budget allows
+    /// (elements, attributes).
+    TooCostly,
     /// Compressed input could not be decompressed.
     Decompress,
     /// No words were left after extraction and normalization.
@@ -35,13 +38,14 @@ pub enum DocErrorKind {
 
 impl DocErrorKind {
     /// Every kind.
-    pub const ALL: [DocErrorKind; 9] = [
+    pub const ALL: [DocErrorKind; 10] = [
         DocErrorKind::Io,
         DocErrorKind::Empty,
         DocErrorKind::TooLarge,
         DocErrorKind::Binary,
         DocErrorKind::Encoding,
         DocErrorKind::TooDeep,
+        DocErrorKind::TooCostly,
         DocErrorKind::Decompress,
         DocErrorKind::NoText,
         DocErrorKind::Fetch,
@@ -61,6 +65,7 @@ impl DocErrorKind {
             DocErrorKind::Binary => "binary",
             DocErrorKind::Encoding => "encoding",
             DocErrorKind::TooDeep => "too_deep",
+            DocErrorKind::TooCostly => "too_costly",
             DocErrorKind::Decompress => "decompress",
             DocErrorKind::NoText => "no_text",
             DocErrorKind::Fetch => "fetch",

@@ -22,6 +22,7 @@
 mod clean;
 mod combine;
 pub mod eval;
+pub mod guard;
 mod meta;
 mod select;
 mod visible;
@@ -31,13 +32,16 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+pub use guard::{HtmlCost, PageBudget};
 pub use meta::{Hreflang, PageMeta, forbids_indexing, page_meta};
 pub use select::CssSelector;
 pub use visible::{visible_text, visible_text_of, visible_text_with};
 
-/// Stack size that extraction needs for pages near [`ExtractConfig::max_depth`]:
-/// the `trafilatura` and `readability` extractors recurse over the DOM. Run
-/// [`extract`] on threads with at least this much stack.
+/// Stack size that extraction needs for pages at [`PageBudget::max_depth`]:
+/// the `trafilatura` and `readability` extractors recurse over the DOM.
+/// [`extract`] runs them on a stack of this size of its own when the calling
+/// thread has less than a quarter of it left; threads that extract many
+/// pages are best given this much, which saves mapping a stack per page.
 pub const EXTRACT_STACK: usize = 64 << 20;
 
 /// Which extraction algorithm to run.
@@ -105,10 +109,10 @@ impl std::fmt::Display for ExtractorKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExtractConfig {
     pub extractor: ExtractorKind,
-    /// Deepest element nesting accepted; deeper pages are refused rather than
-    /// risking the stack of the recursive extractor. Browsers cap the parser's
-    /// nesting at 512, so real pages stay far below this.
-    pub max_depth: usize,
+    /// What one page may cost: nesting depth (the extractors recurse),
+    /// elements and attributes. A page over it is refused, never crashed on
+    /// or worked on for minutes.
+    pub budget: PageBudget,
     /// When set, only the elements matching it are extracted from.
     pub include: Option<CssSelector>,
     /// Elements matching it are removed before extraction.
@@ -117,7 +121,12 @@ pub struct ExtractConfig {
 
 impl Default for ExtractConfig {
     fn default() -> Self {
-        ExtractConfig { extractor: ExtractorKind::default(), max_depth: 4096, include: None, exclude: None }
+        ExtractConfig {
+            extractor: ExtractorKind::default(),
+            budget: PageBudget::default(),
+            include: None,
+            exclude: None,
+        }
     }
 }
 
@@ -150,10 +159,23 @@ pub struct Extracted {
 pub enum ExtractError {
     #[error("HTML nested more than {limit} levels deep")]
     TooDeep { limit: usize },
+    /// Over another part of the page budget (elements, attributes).
+    #[error("page too costly to extract: {0}")]
+    TooCostly(String),
     #[error("invalid CSS selector `{selector}`: {message}")]
     Selector { selector: String, message: String },
     #[error("unknown extractor `{0}`; use auto, trafilatura, rs-trafilatura, readability, fast or none")]
     UnknownExtractor(String),
+}
+
+impl ExtractError {
+    /// The per-document error category of a page this error refused.
+    pub fn doc_kind(&self) -> crate::error::DocErrorKind {
+        match self {
+            ExtractError::TooCostly(_) => crate::error::DocErrorKind::TooCostly,
+            _ => crate::error::DocErrorKind::TooDeep,
+        }
+    }
 }
 
 /// Extracts the main text of an HTML page.
@@ -164,9 +186,14 @@ pub fn extract(html: &str, config: &ExtractConfig) -> Result<Extracted, ExtractE
 /// [`extract`] with the page's URL, which helps the extractors resolve links
 /// and recognise the site.
 pub fn extract_with_url(html: &str, url: Option<&str>, config: &ExtractConfig) -> Result<Extracted, ExtractError> {
-    if nesting_depth(html, config.max_depth) > config.max_depth {
-        return Err(ExtractError::TooDeep { limit: config.max_depth });
-    }
+    guard::check(html, &config.budget)?;
+    // The extractors recurse over the DOM: on a thread with less stack left
+    // than a page at the depth limit needs (a library caller's main thread,
+    // tokio's 2 MiB blocking threads), run them on a stack of their own.
+    stacker::maybe_grow(EXTRACT_STACK / 4, EXTRACT_STACK, || run_extractor(html, url, config))
+}
+
+fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Result<Extracted, ExtractError> {
     let narrowed;
     let html = if config.include.is_some() || config.exclude.is_some() {
         narrowed = select::apply(html, config.include.as_ref(), config.exclude.as_ref());
@@ -248,83 +275,18 @@ pub fn word_count(text: &str) -> usize {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).count()
 }
 
-/// Elements that never hold children, or whose end tag is optional: they are
-/// not counted, so the estimate errs low on sloppy markup, not high.
-const UNCOUNTED: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "p",
-    "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody", "tfoot", "colgroup", "rb", "rt", "rp", "optgroup",
-];
-
-/// Estimates the deepest element nesting of `html` with a byte scan, without
-/// building a tree. Stops early once `stop_above` is exceeded.
-pub fn nesting_depth(html: &str, stop_above: usize) -> usize {
-    let b = html.as_bytes();
-    let (mut i, mut depth, mut max) = (0usize, 0usize, 0usize);
-    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
-        i += off + 1;
-        match b.get(i) {
-            Some(b'!') | Some(b'?') => {
-                let end = if b[i..].starts_with(b"!--") { find(b, i, b"-->") } else { find(b, i, b">") };
-                i = end;
-            }
-            Some(b'/') => {
-                let (name, _) = tag_name(b, i + 1);
-                if !UNCOUNTED.contains(&name.as_str()) && !name.is_empty() {
-                    depth = depth.saturating_sub(1);
-                }
-            }
-            Some(c) if c.is_ascii_alphabetic() => {
-                let (name, after) = tag_name(b, i);
-                let close = memchr::memchr(b'>', &b[after..]).map_or(b.len(), |e| after + e);
-                let self_closing = close > 0 && b.get(close - 1) == Some(&b'/');
-                i = close;
-                if matches!(name.as_str(), "script" | "style" | "textarea" | "title" | "xmp") {
-                    i = find(b, i, format!("</{name}").as_bytes());
-                    continue;
-                }
-                if !self_closing && !UNCOUNTED.contains(&name.as_str()) {
-                    depth += 1;
-                    max = max.max(depth);
-                    if max > stop_above {
-                        return max;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    max
-}
-
-fn find(b: &[u8], from: usize, needle: &[u8]) -> usize {
-    let from = from.min(b.len());
-    memchr::memmem::find(&b[from..], needle).map_or(b.len(), |p| from + p + needle.len())
-}
-
-fn tag_name(b: &[u8], from: usize) -> (String, usize) {
-    let end = b[from.min(b.len())..]
-        .iter()
-        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'-' || *c == b':'))
-        .map_or(b.len(), |p| from + p);
-    (String::from_utf8_lossy(&b[from.min(end)..end]).to_ascii_lowercase(), end)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn depth_counts_real_nesting_and_ignores_void_and_optional_tags() {
-        assert_eq!(nesting_depth("<html><body><div><p>a<p>b<br><img src=x></div></body></html>", 100), 3);
-        assert_eq!(nesting_depth("<div><script>if (a<b) { '<div>' }</script></div>", 100), 1);
-        let deep = "<div>".repeat(100_000);
-        assert!(nesting_depth(&deep, 4096) > 4096);
-    }
-
-    #[test]
     fn too_deep_pages_are_refused_not_crashed_on() {
+        let limit = PageBudget::default().max_depth;
         let deep = format!("<html><body>{}text</body></html>", "<span>".repeat(100_000));
-        assert_eq!(extract(&deep, &ExtractConfig::default()), Err(ExtractError::TooDeep { limit: 4096 }));
+        assert_eq!(extract(&deep, &ExtractConfig::default()), Err(ExtractError::TooDeep { limit }));
+        // The page of issue 16 that crashed every command: `<span/>` nests.
+        let spans = format!("<html><body>{}</body></html>", "<span/>".repeat(300_000));
+        assert_eq!(extract(&spans, &ExtractConfig::default()), Err(ExtractError::TooDeep { limit }));
     }
 
     #[test]

@@ -1,0 +1,834 @@
+//! The cost guard: what a page would cost the extractors, read off its bytes
+//! before any of them builds a tree.
+//!
+//! Three costs matter. The extractors recurse over the DOM, so a page nested
+//! deeper than their stack allows would crash the process; html5ever checks
+//! each attribute against the element's earlier ones, so one element with
+//! 200,000 attributes costs minutes; and every element costs memory in each of
+//! the trees the extractors build (an 8 MB page of a million `<p>` took
+//! 2.4 GiB).
+//!
+//! [`scan`] estimates all three in one pass over the bytes, following the
+//! HTML tokenizer (comments, quoted attribute values, raw-text elements) and
+//! the parts of tree construction that decide nesting: `<x/>` nests unless
+//! `x` is void or foreign, an end tag closes only an element that is open and
+//! not shielded by a "special" element, optional end tags close their
+//! siblings, tables imply rows. Where the parser nests deeper than that model
+//! (active formatting elements reopened after misnested tags) the scan counts
+//! the misnesting; when depth plus misnesting comes near the limit,
+//! [`check`] parses the page once with html5ever and measures the real tree.
+
+use super::ExtractError;
+
+/// What one page may cost the extractors. Real pages stay far below each
+/// limit (see `examples/html_cost.rs`, which measures them on a folder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageBudget {
+    /// Deepest element nesting accepted. Browsers cap the parser's nesting
+    /// at 512; html5ever does not.
+    pub max_depth: usize,
+    /// Most elements (start tags) in one page.
+    pub max_elements: usize,
+    /// Largest sum over elements of the square of their attribute count:
+    /// the work html5ever's duplicate-attribute check does.
+    pub max_attribute_work: u64,
+    /// Largest sum over elements of their depth: the extractors score each
+    /// element from its ancestors or descendants, so a page of many deep
+    /// elements costs the product.
+    pub max_nesting_work: u64,
+}
+
+impl Default for PageBudget {
+    fn default() -> Self {
+        PageBudget {
+            max_depth: 1024,
+            max_elements: 100_000,
+            max_attribute_work: 4_000_000,
+            max_nesting_work: 4_000_000,
+        }
+    }
+}
+
+/// What [`scan`] read off a page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HtmlCost {
+    /// Deepest nesting of the tree the parser builds, html and body included,
+    /// as the scan models it.
+    pub depth: usize,
+    /// Start tags.
+    pub elements: usize,
+    /// Sum over tags of the square of their attribute count.
+    pub attribute_work: u64,
+    /// Sum over start tags of the depth they open at.
+    pub nesting_work: u64,
+    /// Formatting elements closed by another element's end tag and
+    /// misnesting repairs: each may let the parser nest one level deeper
+    /// than the scan's depth.
+    pub misnested: usize,
+}
+
+/// Refuses a page that would cost more than `budget`, naming what is over.
+pub fn check(html: &str, budget: &PageBudget) -> Result<HtmlCost, ExtractError> {
+    let cost = scan(html, budget);
+    if cost.elements > budget.max_elements {
+        return Err(ExtractError::TooCostly(format!(
+            "more than {} elements (the page-cost limit)",
+            budget.max_elements
+        )));
+    }
+    if cost.attribute_work > budget.max_attribute_work {
+        return Err(ExtractError::TooCostly(format!(
+            "too many attributes: their duplicate checks would take over {} steps (the page-cost limit)",
+            budget.max_attribute_work
+        )));
+    }
+    if cost.depth > budget.max_depth {
+        return Err(ExtractError::TooDeep { limit: budget.max_depth });
+    }
+    if cost.nesting_work > budget.max_nesting_work {
+        return Err(ExtractError::TooCostly(format!(
+            "too many deeply nested elements: their depths add up to over {} (the page-cost limit)",
+            budget.max_nesting_work
+        )));
+    }
+    // The scan can only be short of the parser's depth by the misnesting it
+    // counted; near the limit, measure the real tree.
+    if cost.depth + cost.misnested > budget.max_depth / 8 && dom_depth(html) > budget.max_depth {
+        return Err(ExtractError::TooDeep { limit: budget.max_depth });
+    }
+    Ok(cost)
+}
+
+/// The deepest element nesting of the tree html5ever builds for `html`
+/// (html and body count as 1 and 2). Parses the page; iterative, so safe at
+/// any depth.
+pub fn dom_depth(html: &str) -> usize {
+    let doc = scraper::Html::parse_document(html);
+    let (mut depth, mut max) = (0usize, 0usize);
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(n) if n.value().is_element() => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ego_tree::iter::Edge::Close(n) if n.value().is_element() => depth -= 1,
+            _ => {}
+        }
+    }
+    max
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ns {
+    Html,
+    Svg,
+    Math,
+}
+
+/// An open element: its name (borrowed from the page, or a static name for
+/// elements the parser implies) and its namespace.
+#[derive(Debug, Clone, Copy)]
+struct Open<'a> {
+    name: &'a [u8],
+    ns: Ns,
+}
+
+/// html and body: always in the tree, implied when absent.
+const BASE: usize = 2;
+
+const VOID: &[&[u8]] = &[
+    b"area",
+    b"base",
+    b"basefont",
+    b"bgsound",
+    b"br",
+    b"col",
+    b"embed",
+    b"frame",
+    b"hr",
+    b"image",
+    b"img",
+    b"input",
+    b"keygen",
+    b"link",
+    b"meta",
+    b"param",
+    b"source",
+    b"track",
+    b"wbr",
+];
+/// Elements whose content the tokenizer reads as text up to their end tag.
+/// `noscript` is one: html5ever parses with scripting on, as browsers do.
+const RAW_TEXT: &[&[u8]] =
+    &[b"script", b"style", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript", b"textarea", b"title"];
+const FORMATTING: &[&[u8]] =
+    &[b"a", b"b", b"big", b"code", b"em", b"font", b"i", b"nobr", b"s", b"small", b"strike", b"strong", b"tt", b"u"];
+/// The HTML spec's "special" category: an end tag for another element does
+/// not close past one of these.
+const SPECIAL: &[&[u8]] = &[
+    b"address",
+    b"applet",
+    b"area",
+    b"article",
+    b"aside",
+    b"base",
+    b"basefont",
+    b"bgsound",
+    b"blockquote",
+    b"body",
+    b"br",
+    b"button",
+    b"caption",
+    b"center",
+    b"col",
+    b"colgroup",
+    b"dd",
+    b"details",
+    b"dir",
+    b"div",
+    b"dl",
+    b"dt",
+    b"embed",
+    b"fieldset",
+    b"figcaption",
+    b"figure",
+    b"footer",
+    b"form",
+    b"frame",
+    b"frameset",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"header",
+    b"hgroup",
+    b"hr",
+    b"html",
+    b"iframe",
+    b"img",
+    b"input",
+    b"keygen",
+    b"li",
+    b"link",
+    b"listing",
+    b"main",
+    b"marquee",
+    b"menu",
+    b"meta",
+    b"nav",
+    b"noembed",
+    b"noframes",
+    b"noscript",
+    b"object",
+    b"ol",
+    b"p",
+    b"param",
+    b"plaintext",
+    b"pre",
+    b"script",
+    b"search",
+    b"section",
+    b"select",
+    b"source",
+    b"style",
+    b"summary",
+    b"table",
+    b"tbody",
+    b"td",
+    b"template",
+    b"textarea",
+    b"tfoot",
+    b"th",
+    b"thead",
+    b"title",
+    b"tr",
+    b"track",
+    b"ul",
+    b"wbr",
+    b"xmp",
+];
+/// Start tags that close an open `<p>` (table is left out: in quirks mode it
+/// does not, and keeping the `<p>` open only overestimates).
+const CLOSES_P: &[&[u8]] = &[
+    b"address",
+    b"article",
+    b"aside",
+    b"blockquote",
+    b"center",
+    b"details",
+    b"dialog",
+    b"dir",
+    b"div",
+    b"dl",
+    b"fieldset",
+    b"figcaption",
+    b"figure",
+    b"footer",
+    b"header",
+    b"hgroup",
+    b"main",
+    b"menu",
+    b"nav",
+    b"ol",
+    b"p",
+    b"search",
+    b"section",
+    b"summary",
+    b"ul",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"pre",
+    b"listing",
+    b"form",
+    b"li",
+    b"dd",
+    b"dt",
+];
+const HEADINGS: &[&[u8]] = &[b"h1", b"h2", b"h3", b"h4", b"h5", b"h6"];
+/// Start tags that leave SVG or MathML content for HTML.
+const BREAKOUT: &[&[u8]] = &[
+    b"b",
+    b"big",
+    b"blockquote",
+    b"body",
+    b"br",
+    b"center",
+    b"code",
+    b"dd",
+    b"div",
+    b"dl",
+    b"dt",
+    b"em",
+    b"embed",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"hr",
+    b"i",
+    b"img",
+    b"li",
+    b"listing",
+    b"menu",
+    b"meta",
+    b"nobr",
+    b"ol",
+    b"p",
+    b"pre",
+    b"ruby",
+    b"s",
+    b"small",
+    b"span",
+    b"strong",
+    b"strike",
+    b"sub",
+    b"sup",
+    b"table",
+    b"tt",
+    b"u",
+    b"ul",
+    b"var",
+];
+/// Scope boundaries ("has an element in scope").
+const SCOPE: &[&[u8]] = &[b"applet", b"caption", b"html", b"table", b"td", b"th", b"marquee", b"object", b"template"];
+const TABLE_SCOPE: &[&[u8]] = &[b"html", b"table", b"template"];
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+struct Scanner<'a> {
+    stack: Vec<Open<'a>>,
+    cost: HtmlCost,
+}
+
+impl<'a> Scanner<'a> {
+    fn is(&self, o: &Open, names: &[&[u8]]) -> bool {
+        names.iter().any(|x| x.eq_ignore_ascii_case(o.name))
+    }
+
+    fn special(&self, o: &Open) -> bool {
+        match o.ns {
+            Ns::Html => self.is(o, SPECIAL),
+            Ns::Svg => self.is(o, &[b"foreignobject", b"desc", b"title"]),
+            Ns::Math => self.is(o, &[b"mi", b"mo", b"mn", b"ms", b"mtext", b"annotation-xml"]),
+        }
+    }
+
+    /// Foreign content: the current node is SVG or MathML and not a point
+    /// where HTML content resumes.
+    fn in_foreign(&self) -> bool {
+        self.stack.last().is_some_and(|o| o.ns != Ns::Html && !self.special(o))
+    }
+
+    fn push(&mut self, o: Open<'a>) {
+        self.stack.push(o);
+        self.cost.depth = self.cost.depth.max(BASE + self.stack.len());
+    }
+
+    /// A leaf at the current position (void and raw-text elements).
+    fn leaf(&mut self) {
+        self.cost.depth = self.cost.depth.max(BASE + self.stack.len() + 1);
+    }
+
+    /// Pops down to and including the element at `at`; formatting elements
+    /// popped above it stay active in the parser and may be reopened.
+    fn pop_to(&mut self, at: usize) {
+        let reopened = self.stack[at + 1..].iter().filter(|o| o.ns == Ns::Html && self.is(o, FORMATTING)).count();
+        self.cost.misnested += reopened;
+        self.stack.truncate(at);
+    }
+
+    /// The topmost open HTML element named `name`, if no element of
+    /// `boundary` stands above it.
+    fn in_scope(&self, names: &[&[u8]], boundary: &[&[u8]]) -> Option<usize> {
+        for (i, o) in self.stack.iter().enumerate().rev() {
+            if o.ns == Ns::Html && self.is(o, names) {
+                return Some(i);
+            }
+            if (o.ns == Ns::Html && self.is(o, boundary)) || (o.ns != Ns::Html && self.special(o)) {
+                return None;
+            }
+        }
+        None
+    }
+
+    fn close_p(&mut self) {
+        let mut boundary = SCOPE.to_vec();
+        boundary.push(b"button");
+        if let Some(i) = self.in_scope(&[b"p"], &boundary) {
+            self.pop_to(i);
+        }
+    }
+
+    fn top_is(&self, names: &[&[u8]]) -> bool {
+        self.stack.last().is_some_and(|o| o.ns == Ns::Html && self.is(o, names))
+    }
+
+    fn start_tag(&mut self, n: &'a [u8], self_closing: bool) {
+        let eq = |x: &[u8]| x.eq_ignore_ascii_case(n);
+        let any = |xs: &[&[u8]]| xs.iter().any(|x| x.eq_ignore_ascii_case(n));
+        if self.in_foreign() {
+            if any(BREAKOUT) {
+                while self.in_foreign() {
+                    self.stack.pop();
+                }
+            } else {
+                let ns = if eq(b"svg") {
+                    Ns::Svg
+                } else if eq(b"math") {
+                    Ns::Math
+                } else {
+                    self.stack.last().map_or(Ns::Html, |o| o.ns)
+                };
+                if self_closing {
+                    self.leaf();
+                } else {
+                    self.push(Open { name: n, ns });
+                }
+                return;
+            }
+        }
+        if any(&[b"html", b"body", b"head"]) {
+            return;
+        }
+        if eq(b"svg") || eq(b"math") {
+            let ns = if eq(b"svg") { Ns::Svg } else { Ns::Math };
+            if self_closing {
+                self.leaf()
+            } else {
+                self.push(Open { name: n, ns })
+            }
+            return;
+        }
+        if any(VOID) {
+            if eq(b"hr") {
+                self.close_p();
+            }
+            self.leaf();
+            return;
+        }
+        if any(CLOSES_P) {
+            self.close_p();
+        }
+        if any(HEADINGS) && self.top_is(HEADINGS) {
+            self.stack.pop();
+        }
+        if eq(b"li") || eq(b"dd") || eq(b"dt") {
+            let siblings: &[&[u8]] = if eq(b"li") { &[b"li"] } else { &[b"dd", b"dt"] };
+            for i in (0..self.stack.len()).rev() {
+                let o = self.stack[i];
+                if o.ns == Ns::Html && self.is(&o, siblings) {
+                    self.pop_to(i);
+                    break;
+                }
+                if self.special(&o) && !self.is(&o, &[b"address", b"div", b"p"]) {
+                    break;
+                }
+            }
+        } else if eq(b"td") || eq(b"th") {
+            if let Some(i) = self.in_scope(&[b"td", b"th"], TABLE_SCOPE) {
+                self.pop_to(i);
+            }
+            if !self.top_is(&[b"tr"]) {
+                self.implied(b"tbody");
+                self.push(Open { name: b"tr", ns: Ns::Html });
+            }
+        } else if eq(b"tr") {
+            if let Some(i) = self.in_scope(&[b"tr"], TABLE_SCOPE) {
+                self.pop_to(i);
+            }
+            self.implied(b"tbody");
+        } else if any(&[b"tbody", b"thead", b"tfoot"]) {
+            if let Some(i) = self.in_scope(&[b"tbody", b"thead", b"tfoot"], TABLE_SCOPE) {
+                self.pop_to(i);
+            }
+        } else if eq(b"option") || eq(b"optgroup") {
+            if self.top_is(&[b"option"]) {
+                self.stack.pop();
+            }
+            if eq(b"optgroup") && self.top_is(&[b"optgroup"]) {
+                self.stack.pop();
+            }
+        } else if any(&[b"rb", b"rt", b"rp", b"rtc"]) {
+            while self.top_is(&[b"rb", b"rt", b"rp"]) {
+                self.stack.pop();
+            }
+        } else if eq(b"button") || eq(b"a") || eq(b"nobr") {
+            // A second one closes the first when nothing special is between.
+            let boundary: &[&[u8]] = if eq(b"button") { SCOPE } else { SPECIAL };
+            if let Some(i) = self.in_scope(&[n], boundary) {
+                self.pop_to(i);
+            }
+        }
+        if eq(b"plaintext") {
+            // Everything after it is text.
+            self.leaf();
+            return;
+        }
+        if any(RAW_TEXT) {
+            self.leaf();
+            return;
+        }
+        self.push(Open { name: n, ns: Ns::Html });
+    }
+
+    /// A row straight in a table is put in an implied `<tbody>`.
+    fn implied(&mut self, name: &'static [u8]) {
+        if self.top_is(&[b"table"]) {
+            self.push(Open { name, ns: Ns::Html });
+        }
+    }
+
+    fn end_tag(&mut self, n: &[u8]) {
+        let any = |xs: &[&[u8]]| xs.iter().any(|x| x.eq_ignore_ascii_case(n));
+        if any(&[b"html", b"body", b"head", b"br"]) {
+            return;
+        }
+        if b"p".eq_ignore_ascii_case(n) {
+            self.close_p();
+            return;
+        }
+        let formatting = any(FORMATTING);
+        for i in (0..self.stack.len()).rev() {
+            let o = self.stack[i];
+            if o.name.eq_ignore_ascii_case(n) {
+                if formatting && o.ns == Ns::Html && self.stack[i + 1..].iter().any(|x| self.special(x)) {
+                    // The adoption agency moves the block under a copy of
+                    // the formatting element: one level deeper, same stack.
+                    self.cost.misnested += 1;
+                } else {
+                    self.pop_to(i);
+                }
+                return;
+            }
+            if self.special(&o) && !formatting {
+                return;
+            }
+        }
+    }
+}
+
+/// Estimates a page's cost with one pass over its bytes; stops early once
+/// any figure passes `budget`.
+pub fn scan(html: &str, budget: &PageBudget) -> HtmlCost {
+    let b = html.as_bytes();
+    let mut s = Scanner { stack: Vec::new(), cost: HtmlCost { depth: BASE, ..HtmlCost::default() } };
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
+        if s.cost.depth > budget.max_depth
+            || s.cost.elements > budget.max_elements
+            || s.cost.attribute_work > budget.max_attribute_work
+            || s.cost.nesting_work > budget.max_nesting_work
+        {
+            break;
+        }
+        i += off + 1;
+        match b.get(i) {
+            Some(b'!') => {
+                i = if b[i..].starts_with(b"!--") {
+                    comment_end(b, i + 3)
+                } else if s.in_foreign() && b.len() >= i + 8 && b[i..i + 8].eq_ignore_ascii_case(b"![cdata[") {
+                    find(b, i, b"]]>")
+                } else {
+                    find(b, i, b">")
+                };
+            }
+            Some(b'?') => i = find(b, i, b">"),
+            Some(b'/') => match b.get(i + 1) {
+                Some(c) if c.is_ascii_alphabetic() => {
+                    let name_end = tag_name_end(b, i + 1);
+                    let (end, attrs, _) = tag_end(b, name_end);
+                    s.cost.attribute_work += attrs * attrs;
+                    if end > b.len() {
+                        break; // EOF inside the tag: the parser drops it
+                    }
+                    s.end_tag(&b[i + 1..name_end]);
+                    i = end;
+                }
+                Some(b'>') => i += 2,
+                Some(_) => i = find(b, i, b">"),
+                None => break,
+            },
+            Some(c) if c.is_ascii_alphabetic() => {
+                let name_end = tag_name_end(b, i);
+                let (end, attrs, self_closing) = tag_end(b, name_end);
+                s.cost.attribute_work += attrs * attrs;
+                if end > b.len() {
+                    break;
+                }
+                s.cost.elements += 1;
+                s.cost.nesting_work += (BASE + s.stack.len()) as u64;
+                let n = &b[i..name_end];
+                let foreign = s.in_foreign();
+                s.start_tag(n, self_closing);
+                i = end;
+                if !foreign && n.eq_ignore_ascii_case(b"plaintext") {
+                    break;
+                }
+                if !foreign && RAW_TEXT.iter().any(|x| x.eq_ignore_ascii_case(n)) {
+                    i = raw_text_end(b, i, n);
+                }
+            }
+            _ => {}
+        }
+    }
+    s.cost
+}
+
+/// Where a tag name ends: at white space, `/` or `>` (the tokenizer's rule:
+/// `<div"x>` is an element named `div"x`).
+fn tag_name_end(b: &[u8], from: usize) -> usize {
+    b[from..].iter().position(|&c| is_space(c) || c == b'/' || c == b'>').map_or(b.len(), |p| from + p)
+}
+
+/// Reads a tag's attributes from `p` (just after its name) as the tokenizer
+/// does: quoted values may hold `>`. Returns the position after `>` (past the
+/// end of `b` when the page ends inside the tag), the attribute count and
+/// whether the tag closed with `/>`.
+fn tag_end(b: &[u8], mut p: usize) -> (usize, u64, bool) {
+    let mut attrs = 0u64;
+    loop {
+        while b.get(p).is_some_and(|&c| is_space(c)) {
+            p += 1;
+        }
+        match b.get(p) {
+            None => return (b.len() + 1, attrs, false),
+            Some(b'>') => return (p + 1, attrs, false),
+            Some(b'/') => {
+                p += 1;
+                if b.get(p) == Some(&b'>') {
+                    return (p + 1, attrs, true);
+                }
+            }
+            Some(_) => {
+                attrs += 1;
+                p += 1; // the first character belongs to the name, even `=`
+                while b.get(p).is_some_and(|&c| !(is_space(c) || c == b'/' || c == b'>' || c == b'=')) {
+                    p += 1;
+                }
+                while b.get(p).is_some_and(|&c| is_space(c)) {
+                    p += 1;
+                }
+                if b.get(p) == Some(&b'=') {
+                    p += 1;
+                    while b.get(p).is_some_and(|&c| is_space(c)) {
+                        p += 1;
+                    }
+                    match b.get(p) {
+                        Some(&q @ (b'"' | b'\'')) => match memchr::memchr(q, &b[p + 1..]) {
+                            Some(e) => p = p + 1 + e + 1,
+                            None => return (b.len() + 1, attrs, false),
+                        },
+                        _ => {
+                            while b.get(p).is_some_and(|&c| !(is_space(c) || c == b'>')) {
+                                p += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The end of a comment whose `<!--` ends just before `p`: `-->`, `--!>`, or
+/// at once for `<!-->` and `<!--->`.
+fn comment_end(b: &[u8], p: usize) -> usize {
+    if b[p.min(b.len())..].starts_with(b">") {
+        return p + 1;
+    }
+    if b[p.min(b.len())..].starts_with(b"->") {
+        return p + 2;
+    }
+    let mut q = p;
+    while let Some(off) = memchr::memmem::find(&b[q.min(b.len())..], b"--") {
+        let at = q + off;
+        if b.get(at + 2) == Some(&b'>') {
+            return at + 3;
+        }
+        if b[at + 2..].starts_with(b"!>") {
+            return at + 4;
+        }
+        q = at + 1;
+    }
+    b.len()
+}
+
+/// The start of the first `</name` after `p`, matched without case: the
+/// parser ends a raw-text element there or later, so the scan never skips
+/// markup the parser reads as tags.
+fn raw_text_end(b: &[u8], mut p: usize, name: &[u8]) -> usize {
+    while let Some(off) = memchr::memmem::find(&b[p.min(b.len())..], b"</") {
+        let at = p + off;
+        let n = &b[at + 2..];
+        if n.len() >= name.len() && n[..name.len()].eq_ignore_ascii_case(name) {
+            return at;
+        }
+        p = at + 2;
+    }
+    b.len()
+}
+
+fn find(b: &[u8], from: usize, needle: &[u8]) -> usize {
+    let from = from.min(b.len());
+    memchr::memmem::find(&b[from..], needle).map_or(b.len(), |p| from + p + needle.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unlimited() -> PageBudget {
+        PageBudget {
+            max_depth: usize::MAX,
+            max_elements: usize::MAX,
+            max_attribute_work: u64::MAX,
+            max_nesting_work: u64::MAX,
+        }
+    }
+
+    fn depth(html: &str) -> usize {
+        scan(html, &unlimited()).depth
+    }
+
+    #[test]
+    fn scan_matches_the_parser_on_ordinary_markup() {
+        for html in [
+            "<html><body><div><p>a<p>b<br><img src=x></div></body></html>",
+            "<div><script>if (a<b) { '<div>' }</script></div>",
+            "<ul><li>a<li>b<ul><li>c</ul></ul>",
+            "<table><tr><td>a<td>b<tr><td>c</table>",
+            "<table><td>x</table>",
+            "<p><b>bold</b> text<p>more",
+            "<svg><g><path d='M0'/><path/></g></svg><p>after",
+            "<dl><dt>a<dd>b<dt>c</dl>",
+            "<select><option>a<option>b</select>",
+            "<div title='a > b'><span>x</span></div>",
+            "<!-- <div><div> --><p>x",
+            "<h1>a<h2>b</h2></h1>",
+        ] {
+            let (scanned, real) = (depth(html), dom_depth(html));
+            assert!(scanned >= real, "{html}: scan {scanned} < parser {real}");
+            assert!(scanned <= real + 2, "{html}: scan {scanned}, parser {real}");
+        }
+    }
+
+    #[test]
+    fn self_closing_html_elements_nest_as_the_parser_nests_them() {
+        // The crash of issue 16: `<span/>` is an open `<span>` to the parser.
+        let html = format!("<html><body>{}</body></html>", "<span/>".repeat(3000));
+        assert_eq!(dom_depth(&html), 3002);
+        assert!(depth(&html) >= 3002);
+        // Self-closing is honoured in SVG.
+        let svg = format!("<svg>{}</svg>", "<path/>".repeat(3000));
+        assert!(depth(&svg) < 10 && dom_depth(&svg) < 10);
+    }
+
+    #[test]
+    fn markup_that_hides_tags_from_a_naive_scan_is_still_seen() {
+        let spans = "<span>".repeat(2000);
+        for html in [
+            // Stray end tags do not close anything.
+            format!("{}", "<span><div></span>".repeat(1000)),
+            // `>` inside a quoted attribute value does not end the tag.
+            format!("<div title='<script>'>{spans}"),
+            // An upper-case end tag closes a script.
+            format!("<script>x</SCRIPT>{spans}"),
+            // `--!>` closes a comment.
+            format!("<!-- a --!>{spans}"),
+            // A tag name runs to white space: `</div"x>` closes nothing.
+            format!("{}", "<div><div\"x></div\"x>".repeat(1000)),
+            // Tables imply rows: each level is table, tbody, tr, td.
+            "<table><td>".repeat(500),
+            format!("<svg><style>{spans}"),
+        ] {
+            let real = dom_depth(&html);
+            let cost = scan(&html, &unlimited());
+            assert!(cost.depth + cost.misnested >= real, "{}: scan {cost:?}, parser {real}", &html[..60]);
+        }
+    }
+
+    #[test]
+    fn misnested_formatting_is_counted_and_measured_for_real() {
+        // `</p>` closes the `<b>` left open in it; the parser reopens every
+        // such `<b>` (distinct attributes defeat its limit of three alike) in
+        // each later paragraph, one level deeper each time, while the scan's
+        // stack stays shallow: it counts the misnesting instead.
+        let html: String = (0..400).map(|i| format!("<p><b id={i}>x</p>")).collect();
+        let cost = scan(&html, &unlimited());
+        let real = dom_depth(&html);
+        assert!(real > 300, "{real}");
+        assert!(cost.depth < 10, "{cost:?}");
+        assert!(cost.depth + cost.misnested >= real, "{cost:?} vs {real}");
+        // Near the limit, the real tree decides.
+        let tight = PageBudget { max_depth: 100, ..PageBudget::default() };
+        assert_eq!(check(&html, &tight), Err(ExtractError::TooDeep { limit: 100 }));
+        let shallow: String = (0..20).map(|i| format!("<p><b id={i}>x</p>")).collect();
+        assert!(check(&shallow, &tight).is_ok());
+    }
+
+    #[test]
+    fn budgets_name_what_is_over() {
+        let budget = PageBudget::default();
+        let deep = "<div/>".repeat(20_000);
+        assert_eq!(check(&deep, &budget), Err(ExtractError::TooDeep { limit: budget.max_depth }));
+        let attrs: String = (0..3000).map(|i| format!(" a{i}=1")).collect();
+        let wide = format!("<div{attrs}>x</div>");
+        assert!(matches!(check(&wide, &budget), Err(ExtractError::TooCostly(m)) if m.contains("attributes")));
+        let many = "<p>x</p>".repeat(budget.max_elements + 1);
+        assert!(matches!(check(&many, &budget), Err(ExtractError::TooCostly(m)) if m.contains("elements")));
+        let fine = "<p>x</p>".repeat(1000);
+        assert!(check(&fine, &budget).is_ok());
+    }
+}

@@ -7,6 +7,7 @@
 //! position at which it was first named; naming it again is ignored.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -84,34 +85,45 @@ pub fn collect(inputs: &[String], stdin: &mut dyn Read) -> Collected {
 #[derive(Default)]
 struct Collector {
     out: Collected,
-    seen: HashSet<String>,
+    /// Inputs already named: URLs by their text, files by their path's
+    /// bytes (two names that differ only in bytes that are not UTF-8 are
+    /// two files).
+    seen: HashSet<OsString>,
     next: usize,
 }
 
 impl Collector {
     fn add_input(&mut self, input: &str, stdin: &mut dyn Read) {
         if input == "-" {
-            let mut text = String::new();
-            match stdin.read_to_string(&mut text) {
-                Ok(_) => self.add_list(&text, Path::new(".")),
+            let mut bytes = Vec::new();
+            match stdin.read_to_end(&mut bytes) {
+                Ok(_) => match String::from_utf8(bytes) {
+                    Ok(text) => self.add_list("standard input", &text, Path::new(".")),
+                    Err(_) => {
+                        self.error(input, DocErrorKind::Encoding, "the list on standard input is not UTF-8".into())
+                    }
+                },
                 Err(e) => self.error(input, DocErrorKind::Io, format!("cannot read list from standard input: {e}")),
             }
             return;
         }
+        self.add_path_or_url(input, Path::new(input));
+    }
+
+    fn add_path_or_url(&mut self, input: &str, path: &Path) {
         if is_url(input) {
             self.push(input.to_string(), Location::Url(input.to_string()));
             return;
         }
-        let path = Path::new(input);
         match std::fs::metadata(path) {
-            Err(e) => self.error(input, DocErrorKind::Io, io_message(&e)),
+            Err(e) => self.error(&path_id(path), DocErrorKind::Io, io_message(&e)),
             Ok(m) if m.is_dir() => self.add_dir(path),
             Ok(_) => match read_list(path) {
                 Some(text) => {
                     let base = path.parent().unwrap_or(Path::new("."));
-                    self.add_list(&text, base)
+                    self.add_list(&path_id(path), &text, base)
                 }
-                None => self.push(input.to_string(), Location::File(path.to_path_buf())),
+                None => self.push_file(path.to_path_buf()),
             },
         }
     }
@@ -125,8 +137,7 @@ impl Collector {
         for entry in walker {
             match entry {
                 Ok(e) if e.file_type().is_file() && is_document_name(e.path()) => {
-                    let id = e.path().to_string_lossy().into_owned();
-                    self.push(id, Location::File(e.path().to_path_buf()));
+                    self.push_file(e.path().to_path_buf());
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -137,31 +148,55 @@ impl Collector {
         }
     }
 
-    fn add_list(&mut self, text: &str, base: &Path) {
-        for line in list_lines(text) {
+    /// Adds a list's entries; a line that is neither a URL nor an existing
+    /// path is an error naming the list and the line, never dropped.
+    fn add_list(&mut self, list: &str, text: &str, base: &Path) {
+        for (n, line) in list_lines(text) {
             if is_url(line) {
                 self.push(line.to_string(), Location::Url(line.to_string()));
                 continue;
             }
-            let path = if Path::new(line).is_absolute() { PathBuf::from(line) } else { base.join(line) };
-            let id = path.to_string_lossy().into_owned();
+            // Relative to the list's folder; a list from standard input names
+            // paths as the user wrote them (`a.html`, not `./a.html`).
+            let path = if Path::new(line).is_absolute() || base == Path::new(".") {
+                PathBuf::from(line)
+            } else {
+                base.join(line)
+            };
             match std::fs::metadata(&path) {
                 Ok(m) if m.is_dir() => self.add_dir(&path),
-                Ok(_) => self.push(id, Location::File(path)),
-                Err(e) => self.error(&id, DocErrorKind::Io, io_message(&e)),
+                Ok(_) => self.push_file(path),
+                Err(e) => {
+                    let why = if looks_like_schemeless_url(line) {
+                        format!(
+                            "not a URL (no http:// or https://) and no such file; write http://{line} or https://{line}"
+                        )
+                    } else {
+                        io_message(&e)
+                    };
+                    self.error(line, DocErrorKind::Io, format!("{list} line {n}: {why}"));
+                }
             }
         }
     }
 
+    fn push_file(&mut self, path: PathBuf) {
+        let key = path.as_os_str().to_owned();
+        if self.seen.insert(key) {
+            self.out.sources.push(Source { id: path_id(&path), order: self.next, location: Location::File(path) });
+            self.next += 1;
+        }
+    }
+
     fn push(&mut self, id: String, location: Location) {
-        if self.seen.insert(id.clone()) {
+        if self.seen.insert(OsString::from(&id)) {
             self.out.sources.push(Source { id, order: self.next, location });
             self.next += 1;
         }
     }
 
     fn error(&mut self, id: &str, kind: DocErrorKind, message: String) {
-        if self.seen.insert(id.to_string()) {
+        if self.seen.insert(OsString::from(id)) {
             self.out.errors.push(DocError::new(id, self.next, kind, message));
             self.next += 1;
         }
@@ -187,34 +222,118 @@ fn is_document_name(path: &Path) -> bool {
     Path::new(name).extension().is_some_and(|ext| DOCUMENT_EXTENSIONS.iter().any(|d| ext.eq_ignore_ascii_case(d)))
 }
 
-fn list_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
+/// A path as shown in reports: its text, with each byte that is not UTF-8
+/// written `\xNN`, so two names that differ only there stay apart.
+pub fn path_id(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let mut id = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        id.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            id.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    id
 }
 
-/// Reads `path` as a list file if it is one: small, UTF-8, not HTML, and every
-/// entry a URL or a path that exists (relative to the list's folder).
+/// A list's entries with their line numbers (1-based): blank lines and `#`
+/// comments skipped, a byte-order mark and CRLF line ends accepted.
+fn list_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// `example.com/page` or `127.0.0.1:8080/a.html`: a web address written
+/// without its scheme.
+fn looks_like_schemeless_url(line: &str) -> bool {
+    let host = line.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once(':').filter(|(_, port)| port.parse::<u16>().is_ok()).map_or(host, |(h, _)| h);
+    !host.is_empty()
+        && host.contains('.')
+        && !host.starts_with('.')
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && !is_document_name(Path::new(host))
+}
+
+/// Whether a line reads as a list entry: one token that is a URL, a web
+/// address without its scheme, or a path (existing, or with a folder or a
+/// document's extension).
+fn entry_like(line: &str, base: &Path) -> bool {
+    if line.contains(char::is_whitespace) {
+        return false;
+    }
+    if is_url(line) || looks_like_schemeless_url(line) || line.contains('/') || is_document_name(Path::new(line)) {
+        return true;
+    }
+    let p = Path::new(line);
+    if p.is_absolute() { p.exists() } else { base.join(p).exists() }
+}
+
+/// Reads `path` as a list file if it is one: a regular file, small, UTF-8
+/// (a byte-order mark allowed), not named or shaped as HTML, and at least half
+/// of its entries read as URLs or paths (see [`entry_like`]). Entries that
+/// then turn out wrong (a missing file, a URL without its scheme) are errors
+/// naming their line, never a reason to read the list as one text document.
 fn read_list(path: &Path) -> Option<String> {
     const MAX_LIST_BYTES: u64 = 64 << 20;
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    if name.ends_with(".gz") || name.ends_with(".html") || name.ends_with(".htm") {
+    if name.ends_with(".gz") || name.ends_with(".html") || name.ends_with(".htm") || name.ends_with(".xml") {
         return None;
     }
-    if std::fs::metadata(path).ok()?.len() > MAX_LIST_BYTES {
+    let bytes = read_bounded(path, MAX_LIST_BYTES).ok()?;
+    if looks_like_html(&bytes) {
         return None;
     }
-    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let mut entries = list_lines(&text).peekable();
-    entries.peek()?;
-    let looks_like_list = entries.all(|line| {
-        is_url(line)
-            || (!line.contains(char::is_whitespace) && {
-                let p = Path::new(line);
-                if p.is_absolute() { p.exists() } else { base.join(p).exists() }
-            })
-    });
-    drop(entries);
-    looks_like_list.then_some(text)
+    let (mut entries, mut lines) = (0usize, 0usize);
+    for (_, line) in list_lines(&text) {
+        lines += 1;
+        entries += usize::from(entry_like(line, base));
+    }
+    (lines > 0 && entries * 2 >= lines).then_some(text)
+}
+
+/// Reads at most `max` bytes of a regular file. Anything else (a FIFO, a
+/// device such as `/dev/zero`, a socket) is refused before it is opened:
+/// opening a FIFO waits for a writer, and a device may never end.
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    if size > max {
+        return Err(std::io::Error::other(format!("larger than the {max} byte limit")));
+    }
+    let mut bytes = Vec::with_capacity(size as usize + 1);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!("larger than the {max} byte limit")));
+    }
+    Ok(bytes)
+}
+
+/// Opens `path` for reading if it is a regular file (or a link to one).
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(not_regular(&meta)));
+    }
+    std::fs::File::open(path)
+}
+
+fn not_regular(meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let what = if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    format!("{what}, not a regular file; pipe a list of inputs to `-` instead")
 }
 
 /// Limits applied when reading a local file.
@@ -233,7 +352,7 @@ impl Default for ReadLimits {
 /// Reads, decompresses and decodes a local file.
 pub fn read_file(source: &Source, path: &Path, limits: ReadLimits) -> Result<RawDocument, DocError> {
     let err = |kind, msg: String| DocError::new(&source.id, source.order, kind, msg);
-    let file = std::fs::File::open(path).map_err(|e| err(DocErrorKind::Io, io_message(&e)))?;
+    let file = open_regular(path).map_err(|e| err(DocErrorKind::Io, io_message(&e)))?;
     let name = path.to_string_lossy().to_ascii_lowercase();
     let gz = name.ends_with(".gz");
     // Size the buffer from the file so a read is one system call, not a
@@ -282,7 +401,28 @@ pub fn bytes_to_document(
     }
     let decoded = decode::decode(&bytes, header_charset, format == Format::Html)
         .map_err(|e| err(DocErrorKind::Encoding, e.to_string()))?;
+    // FF FE opens UTF-16 text, and also many binary formats: text it is only
+    // if it decodes to characters a text holds.
+    if has_utf16_bom && !plausible_text(&decoded.text) {
+        return Err(err(
+            DocErrorKind::Binary,
+            "binary content: starts like UTF-16 text (a byte-order mark) but does not decode to text".to_string(),
+        ));
+    }
     Ok(RawDocument { id: source.id.clone(), order: source.order, format, body: decoded.text, url: None })
+}
+
+/// At most 1 in 100 characters a control character, an unpaired surrogate
+/// (decoded as U+FFFD) or a private-use code point. Random bytes decoded as
+/// UTF-16 give about 13 in 100, zeros give control characters.
+fn plausible_text(text: &str) -> bool {
+    let (mut odd, mut all) = (0usize, 0usize);
+    for c in text.chars().take(1 << 16) {
+        all += 1;
+        let control = c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c');
+        odd += usize::from(control || c == '\u{FFFD}' || ('\u{E000}'..='\u{F8FF}').contains(&c));
+    }
+    all > 0 && odd * 100 <= all
 }
 
 fn looks_like_html(bytes: &[u8]) -> bool {

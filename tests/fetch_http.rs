@@ -505,3 +505,40 @@ fn a_host_that_does_not_resolve_is_a_dns_error_naming_the_url() {
     assert!(o.document.is_none());
     assert_eq!(o.record.id, "http://no-such-host.invalid/page");
 }
+
+/// RFC 9309 2.3.1.4: a robots.txt that the server accepts but never
+/// answers is "unreachable", and the site is then disallowed (issue 16: it
+/// was crawled). The page itself is never requested.
+#[test]
+fn a_robots_txt_that_times_out_disallows_the_site() {
+    let page_hits = Arc::new(AtomicUsize::new(0));
+    let hits = page_hits.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new()
+                .route(
+                    "/robots.txt",
+                    axum::routing::get(|| async {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                        "User-agent: *\nAllow: /\n"
+                    }),
+                )
+                .fallback(move || {
+                    hits.fetch_add(1, Ordering::SeqCst);
+                    async { "<html><body><p>page</p></body></html>" }
+                });
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let port = rx.recv().unwrap();
+    let config = FetchConfig { timeout: Duration::from_millis(500), retries: 0, ..config() };
+    let o = fetch_one(config, &format!("http://127.0.0.1:{port}/page"));
+    assert_eq!(kind(&o), Some(FetchErrorKind::Robots), "{:?}", o.record.error);
+    let message = o.record.error.as_ref().unwrap().message.clone();
+    assert!(message.contains("unreachable"), "{message}");
+    assert_eq!(page_hits.load(Ordering::SeqCst), 0, "the page was requested");
+}

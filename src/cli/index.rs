@@ -11,13 +11,12 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use webdup::engine::{self, Corpus};
-use webdup::fetch::{FetchRecord, sitemap};
+use webdup::fetch::FetchRecord;
 use webdup::report::{self, ClusterReport};
-use webdup::source;
 use webdup::store::{CheckResult, Index, Page, StoredPage};
 
 use super::args::{CommonArgs, OutputArgs};
-use super::{EXIT_SOME_FAILED, Loaded, load_corpus};
+use super::{EXIT_SOME_FAILED, Loaded, expand_inputs, load_corpus, load_sources};
 
 /// The index file every index command takes.
 #[derive(Debug, Args)]
@@ -149,17 +148,11 @@ fn add(
     if crawl.trim().is_empty() {
         anyhow::bail!("--crawl must not be empty");
     }
-    // Expand lists and directories once, so documents can be loaded and
-    // stored a batch at a time; sitemaps are expanded by the loader.
-    let (sitemaps, plain): (Vec<String>, Vec<String>) =
-        inputs.iter().cloned().partition(|i| sitemap::looks_like_sitemap(i));
-    let collected = source::collect(&plain, &mut io::stdin().lock());
-    if collected.is_empty() && sitemaps.is_empty() {
-        anyhow::bail!("no documents found in the inputs given");
-    }
-    let mut chunks: Vec<Vec<String>> =
-        collected.sources.chunks(batch).map(|c| c.iter().map(|s| s.id.clone()).collect()).collect();
-    chunks.extend(sitemaps.into_iter().map(|s| vec![s]));
+    // Expand every input once (sitemaps, lists, directories), as `cluster`
+    // does, so a URL named by a sitemap and a list is fetched once; then load
+    // and store a batch at a time, with one fetcher for the whole run.
+    let mut fetcher = None;
+    let collected = expand_inputs(inputs, common, &mut fetcher)?;
     let mut summary = AddSummary {
         crawl,
         index: path.display().to_string(),
@@ -168,8 +161,8 @@ fn add(
         failed: 0,
         not_found: collected.errors.iter().map(|e| format!("{}: {}", e.id, e.message)).collect(),
     };
-    for chunk in chunks {
-        let Loaded { corpus, fetches } = load_corpus(&chunk, common, &config)?;
+    for chunk in collected.sources.chunks(batch) {
+        let Loaded { corpus, fetches } = load_sources(chunk.to_vec(), common, &config, &mut fetcher)?;
         let mut pages = pages_of(crawl, corpus, &fetches);
         if !keep_text {
             pages = pages.into_iter().map(Page::without_text).collect();
@@ -177,10 +170,7 @@ fn add(
         summary.pages += pages.len();
         summary.with_content += pages.iter().filter(|p| p.fingerprint.is_some()).count();
         summary.failed += pages.iter().filter(|p| p.fingerprint.is_none()).count();
-        // Large sitemaps arrive as one chunk; store them in batches too.
-        for part in pages.chunks(batch) {
-            index.insert_batch(part).with_context(|| format!("cannot write to {}", path.display()))?;
-        }
+        index.insert_batch(&pages).with_context(|| format!("cannot write to {}", path.display()))?;
     }
     print_json(&summary)?;
     Ok(if summary.failed == 0 && summary.not_found.is_empty() {

@@ -214,7 +214,7 @@ fn extract_pages(
                             source::Format::Html => {
                                 webdup::extract::extract_page(&d.body, page_url.as_deref(), &config)
                                     .map(|p| (d.id.clone(), p))
-                                    .map_err(|e| DocError::new(&d.id, d.order, DocErrorKind::TooDeep, e.to_string()))
+                                    .map_err(|e| DocError::new(&d.id, d.order, e.doc_kind(), e.to_string()))
                             }
                             source::Format::Text => Err(DocError::new(
                                 &d.id,
@@ -276,36 +276,68 @@ struct Loaded {
 /// Expands inputs (sitemaps included), reads local files and fetches URLs,
 /// and fingerprints every document as it arrives.
 fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Loaded> {
-    let fetch_config = common.fetch.to_config(common.max_bytes)?;
-    // Built lazily: a run over local files never starts a runtime.
     let mut fetcher: Option<Fetcher> = None;
+    let expanded = expand_inputs(inputs, common, &mut fetcher)?;
+    let mut loaded = load_sources(expanded.sources, common, config, &mut fetcher)?;
+    let n = loaded.corpus.len();
+    let errors = expanded.errors.into_iter().enumerate().map(|(i, mut e)| {
+        e.order = n + i;
+        e
+    });
+    loaded.corpus.add_errors(errors);
+    Ok(loaded)
+}
 
+/// The user's inputs as documents to load: sitemaps expanded (over HTTP
+/// when remote), lists and directories walked, duplicates dropped. One rule
+/// for every command: what `cluster` treats as a document, `index add` does
+/// too. Errors are inputs that could not be expanded.
+fn expand_inputs(
+    inputs: &[String],
+    common: &CommonArgs,
+    fetcher: &mut Option<Fetcher>,
+) -> anyhow::Result<source::Collected> {
+    let fetch_config = common.fetch.to_config(common.max_bytes)?;
     let mut expanded: Vec<String> = Vec::with_capacity(inputs.len());
     let mut sitemap_errors: Vec<DocError> = Vec::new();
     for input in inputs {
         if sitemap::looks_like_sitemap(input) {
-            let expansion = sitemap::expand(input, fetcher_for(&mut fetcher, &fetch_config)?);
+            let expansion = sitemap::expand(input, fetcher_for(fetcher, &fetch_config)?);
             expanded.extend(expansion.urls);
             sitemap_errors.extend(expansion.errors);
         } else {
             expanded.push(input.clone());
         }
     }
-    let collected = source::collect(&expanded, &mut io::stdin().lock());
+    let mut collected = source::collect(&expanded, &mut io::stdin().lock());
     if collected.is_empty() && sitemap_errors.is_empty() {
         bail!("no documents found in the inputs given");
     }
+    collected.errors.extend(sitemap_errors);
+    Ok(collected)
+}
+
+/// Reads local files and fetches URLs (with `fetcher`, built on first use
+/// and kept, so robots.txt is read once per site), fingerprinting every
+/// document as it arrives.
+fn load_sources(
+    sources: Vec<Source>,
+    common: &CommonArgs,
+    config: &webdup::Config,
+    fetcher: &mut Option<Fetcher>,
+) -> anyhow::Result<Loaded> {
+    let fetch_config = common.fetch.to_config(common.max_bytes)?;
     let limits = ReadLimits { max_bytes: common.max_bytes };
     let progress = progress::Bar::new(common.quiet);
-    let total = collected.sources.len() as u64;
+    let total = sources.len() as u64;
     let (urls, files): (Vec<Source>, Vec<Source>) =
-        collected.sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
+        sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
 
     let mut fetches = Vec::new();
-    let mut corpus = if urls.is_empty() {
+    let corpus = if urls.is_empty() {
         Corpus::build(files, |s: Source| load_source(s, limits), config, &progress)
     } else {
-        let f = fetcher_for(&mut fetcher, &fetch_config)?;
+        let f = fetcher_for(fetcher, &fetch_config)?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<(FetchRecord, Result<RawDocument, DocError>)>(64);
         std::thread::scope(|scope| {
             let fetching = scope.spawn(move || {
@@ -334,12 +366,6 @@ fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) 
         })
     };
     fetches.sort_by_key(|r| r.order);
-    let n = corpus.len() + collected.errors.len();
-    let sitemap_errors = sitemap_errors.into_iter().enumerate().map(|(i, mut e)| {
-        e.order = n + i;
-        e
-    });
-    corpus.add_errors(collected.errors.into_iter().chain(sitemap_errors));
     Ok(Loaded { corpus, fetches })
 }
 

@@ -408,8 +408,15 @@ impl Inner {
                         r.status.as_u16()
                     ))
                 }
-                // 4xx, too many redirects, unreachable: no rules. An unreachable
-                // host is then reported by the page request itself.
+                // RFC 9309 2.3.1.4: robots.txt unreachable through a server or
+                // network error (a server that accepts the connection, then
+                // times out or breaks it) means complete disallow.
+                Err(e) if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Body) => Rules::DisallowAll(
+                    format!("robots.txt unreachable ({e}); RFC 9309 asks to assume everything disallowed"),
+                ),
+                // 4xx, too many redirects: no rules. A host that cannot be
+                // reached at all (DNS, refused) is reported by the page
+                // request itself, under its own error kind.
                 _ => Rules::AllowAll,
             };
             Arc::new(rules)
@@ -549,7 +556,7 @@ impl Inner {
             let bytes = if is_url {
                 self.fetch_sitemap_bytes(&loc).await
             } else {
-                tokio::task::block_in_place(|| std::fs::read(&loc))
+                tokio::task::block_in_place(|| source::read_bounded(Path::new(&loc), MAX_SITEMAP_BYTES))
                     .map_err(|e| DocError::new(&loc, 0, DocErrorKind::Io, format!("cannot read sitemap: {e}")))
             };
             let parsed = bytes.and_then(|b| {
@@ -562,9 +569,30 @@ impl Inner {
                     continue;
                 }
             };
+            // A sitemap names web pages, and a remote one names only web
+            // addresses: a local path in a document from a server would make
+            // webdup read this machine's files on the server's say-so.
+            let (locs, refused): (Vec<String>, Vec<String>) = map
+                .locs
+                .into_iter()
+                .partition(|l| source::is_url(l) || (!is_url && map.kind == Kind::Index && !l.contains(':')));
+            if let Some(first) = refused.first() {
+                out.errors.push(DocError::new(
+                    &loc,
+                    0,
+                    DocErrorKind::Fetch,
+                    format!(
+                        "sitemap: refused {} {} that {} not an http(s) URL (first: `{}`)",
+                        refused.len(),
+                        if refused.len() == 1 { "entry" } else { "entries" },
+                        if refused.len() == 1 { "is" } else { "are" },
+                        first.chars().take(200).collect::<String>()
+                    ),
+                ));
+            }
             match map.kind {
                 Kind::UrlSet => {
-                    for u in map.locs {
+                    for u in locs {
                         if out.urls.len() >= MAX_SITEMAP_URLS {
                             out.errors.push(DocError::new(
                                 &loc,
@@ -588,8 +616,8 @@ impl Inner {
                     ));
                 }
                 Kind::Index => {
-                    for child in map.locs {
-                        let child = if source::is_url(&child) || is_url {
+                    for child in locs {
+                        let child = if source::is_url(&child) {
                             child
                         } else {
                             // A local index may name local children, relative to itself.

@@ -532,10 +532,17 @@ impl<'a> Scanner<'a> {
 
     fn end_tag(&mut self, n: &[u8]) {
         let any = |xs: &[&[u8]]| xs.iter().any(|x| x.eq_ignore_ascii_case(n));
-        if any(&[b"html", b"body", b"head", b"br"]) {
+        if any(&[b"html", b"body", b"head"]) {
+            return;
+        }
+        if b"br".eq_ignore_ascii_case(n) {
+            // Taken as `<br>`.
+            self.leaf();
             return;
         }
         if b"p".eq_ignore_ascii_case(n) {
+            // With no `<p>` open, the parser inserts an empty one.
+            self.leaf();
             self.close_p();
             return;
         }

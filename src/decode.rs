@@ -3,9 +3,10 @@
 //! The order is the one browsers use: a charset named by the transport (the
 //! HTTP `Content-Type` header), then a byte-order mark, then a `<meta charset>`
 //! or `<meta http-equiv>` declaration near the top of the document, then
-//! UTF-8. Decoding never panics: an unknown label falls through to the next
-//! source, and only bytes that are neither valid UTF-8 nor covered by a
-//! declared charset are refused.
+//! UTF-8, then (HTML that declares nothing) the encoding Firefox's detector,
+//! chardetng, guesses. Decoding never panics: an unknown label falls through
+//! to the next source; plain text that is not UTF-8 and declares nothing,
+//! and a declared UTF-8 that is not valid, are refused.
 
 use encoding_rs::{Encoding, UTF_8};
 
@@ -49,6 +50,16 @@ pub fn decode(bytes: &[u8], header_charset: Option<&str>, is_html: bool) -> Resu
             let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
             match std::str::from_utf8(body) {
                 Ok(s) => Ok(Decoded { text: s.to_owned(), encoding: UTF_8.name() }),
+                // A page that declares nothing and is not UTF-8: guess as
+                // browsers do (chardetng is Firefox's detector). A declared
+                // UTF-8 that is not valid stays an error.
+                Err(_) if is_html && chosen.is_none() => {
+                    let mut detector = chardetng::EncodingDetector::new();
+                    detector.feed(bytes, true);
+                    let enc = detector.guess(None, true);
+                    let (text, used, _) = enc.decode(bytes);
+                    Ok(Decoded { text: text.into_owned(), encoding: used.name() })
+                }
                 Err(e) => Err(DecodeError::InvalidUtf8 { offset: e.valid_up_to() }),
             }
         }
@@ -129,6 +140,20 @@ mod tests {
     #[test]
     fn invalid_utf8_without_declaration_is_an_error_with_offset() {
         assert_eq!(decode(b"ab\xFFcd", None, false), Err(DecodeError::InvalidUtf8 { offset: 2 }));
+    }
+
+    #[test]
+    fn undeclared_legacy_pages_are_detected_as_browsers_do() {
+        let page =
+            b"<html><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade, d\xe9j\xe0 vu.</p></body></html>";
+        let d = decode(page, None, true).unwrap();
+        assert_eq!(d.encoding, "windows-1252");
+        assert!(d.text.contains("Café crème brûlée"), "{}", d.text);
+        let sjis = b"<html><body><p>\x93\xfa\x96\x7b\x8c\xea\x82\xcc\x83\x65\x83\x4c\x83\x58\x83\x67\x82\xc5\x82\xb7\x81\x42</p></body></html>";
+        assert_eq!(decode(sjis, None, true).unwrap().encoding, "Shift_JIS");
+        // Not for plain text, and not when UTF-8 is declared.
+        assert!(decode(page, None, false).is_err());
+        assert!(decode(b"<meta charset=utf-8><p>\xe9</p>", None, true).is_err());
     }
 
     #[test]

@@ -93,13 +93,11 @@ fn parse_xml(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
                 let name = name.as_ref();
                 if kind.is_none() {
                     kind = Some(match name {
-                        b"urlset" => Kind::UrlSet,
-                        b"sitemapindex" => Kind::Index,
-                        other => {
-                            return Err(SitemapError::NotSitemap(String::from_utf8_lossy(other).into_owned()));
-                        }
+                        "urlset" => Kind::UrlSet,
+                        "sitemapindex" => Kind::Index,
+                        other => return Err(SitemapError::NotSitemap(other.to_string())),
                     });
-                } else if name == b"loc" {
+                } else if name == "loc" {
                     in_loc = true;
                     loc.clear();
                 }
@@ -107,27 +105,25 @@ fn parse_xml(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
             Event::Empty(e) if kind.is_none() => {
                 let name = e.local_name();
                 kind = Some(match name.as_ref() {
-                    b"urlset" => Kind::UrlSet,
-                    b"sitemapindex" => Kind::Index,
-                    other => {
-                        return Err(SitemapError::NotSitemap(String::from_utf8_lossy(other).into_owned()));
-                    }
+                    "urlset" => Kind::UrlSet,
+                    "sitemapindex" => Kind::Index,
+                    other => return Err(SitemapError::NotSitemap(other.to_string())),
                 });
             }
-            Event::Text(t) if in_loc => loc.push_str(&t.decode().map_err(|e| xml_err(&e))?),
-            Event::CData(t) if in_loc => loc.push_str(&String::from_utf8_lossy(&t)),
+            Event::Text(t) if in_loc => loc.push_str(&t.xml10_content()),
+            Event::CData(t) if in_loc => loc.push_str(&t),
             Event::GeneralRef(r) if in_loc => {
                 if let Some(c) = r.resolve_char_ref().map_err(|e| xml_err(&e))? {
                     loc.push(c);
                 } else {
-                    let name = r.decode().map_err(|e| xml_err(&e))?;
+                    let name = r.into_inner();
                     match quick_xml::escape::resolve_predefined_entity(&name) {
                         Some(s) => loc.push_str(s),
                         None => return Err(SitemapError::Xml(format!("unknown entity &{name};"))),
                     }
                 }
             }
-            Event::End(e) if in_loc && e.local_name().as_ref() == b"loc" => {
+            Event::End(e) if in_loc && e.local_name().as_ref() == "loc" => {
                 in_loc = false;
                 let l = loc.trim();
                 if !l.is_empty() {

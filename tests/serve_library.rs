@@ -32,7 +32,11 @@ fn post(port: u16, path: &str, body: &str) -> (u16, String) {
 #[test]
 fn library_serve_extracts_deep_pages_and_stops_within_its_grace_period() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config::default().validate().unwrap();
+    // A caller that accepts deeper pages than the default 4,096 levels: 7,000
+    // nested spans overflow a 2 MiB stack (tokio's blocking threads) in
+    // extraction, but not the router's worker threads.
+    let mut config = Config::default().validate().unwrap();
+    config.extract.max_depth = 10_000;
     let index = Arc::new(Index::open(dir.path().join("i.db"), &config).unwrap());
     let serve_config = ServeConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
@@ -57,8 +61,8 @@ fn library_serve_extracts_deep_pages_and_stops_within_its_grace_period() {
 
     let deep = format!(
         "<html><body>{}the river path was restored this spring with new gravel{}</body></html>",
-        "<div>".repeat(4000),
-        "</div>".repeat(4000)
+        "<span>".repeat(7000),
+        "</span>".repeat(7000)
     );
     let body = serde_json::json!({"url": "https://deep.test/", "html": deep}).to_string();
     let (status, text) = post(port, "/v1/check", &body);

@@ -313,3 +313,32 @@ fn work_for_clients_that_left_is_not_done() {
     );
     assert!(healthy(s.addr, Duration::from_secs(5)));
 }
+
+/// Over the connection limit, a new connection gets a JSON 503 at once
+/// rather than waiting; once connections close, requests are served again.
+/// Without the token, a request is refused before its body is read.
+#[test]
+fn connections_over_the_limit_get_a_503_and_no_token_is_refused_before_the_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &["--max-connections", "4", "--token", "s3cret"]);
+    let held: Vec<TcpStream> =
+        (0..4).map(|_| TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let (status, v) = request(s.addr, "GET", "/health", None, Duration::from_secs(5));
+    assert_eq!(status, 503, "{v}");
+    assert!(v["error"].is_string(), "{v}");
+    assert!(t0.elapsed() < Duration::from_secs(2));
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !healthy(s.addr, Duration::from_secs(2)) {
+        assert!(Instant::now() < deadline, "not serving again after the held connections closed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A 4 MB body announced, none sent, no token: 401 at once.
+    let mut c = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 4000000\r\n\r\n").unwrap();
+    let (status, v) = read_response(&mut c).expect("no answer without the body");
+    assert_eq!(status, 401, "{v}");
+}

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -31,6 +32,22 @@ pub struct ServeArgs {
     /// Crawl name for pages inserted without one.
     #[arg(long, default_value = "api")]
     pub crawl: String,
+    /// Seconds a client may take to send a request's headers (idle
+    /// keep-alive connections are closed after as long).
+    #[arg(long, default_value = "5", value_parser = seconds, value_name = "SECS")]
+    pub header_timeout: Duration,
+    /// Seconds a client may take to send a request's body (then 408).
+    #[arg(long, default_value = "10", value_parser = seconds, value_name = "SECS")]
+    pub body_timeout: Duration,
+    /// Most connections open at once; further ones get a 503.
+    #[arg(long, default_value_t = 512, value_name = "N")]
+    pub max_connections: usize,
+    /// Seconds requests in flight may take after Ctrl-C or SIGTERM.
+    #[arg(long, default_value = "5", value_parser = seconds, value_name = "SECS")]
+    pub shutdown_grace: Duration,
+    /// Threads that extract and query the index (0: one per core).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub workers: usize,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -42,6 +59,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         token: args.token.clone().or_else(|| std::env::var("WEBDUP_TOKEN").ok()),
         max_body_bytes: args.max_body,
         default_crawl: args.crawl.clone(),
+        header_timeout: args.header_timeout,
+        body_timeout: args.body_timeout,
+        max_connections: args.max_connections,
+        shutdown_grace: args.shutdown_grace,
+        workers: args.workers,
+        ..ServeConfig::default()
     }
     .validate()?;
     let index = Arc::new(Index::open(&args.index.path, &config)?);
@@ -49,20 +72,32 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // The first request should not pay the extractors' one-time set-up.
     webdup::extract::warm_up();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(serve_config.bind)
             .await
             .with_context(|| format!("cannot listen on {}", serve_config.bind))?;
         let local = listener.local_addr()?;
         // Tests and scripts read the port from this line when binding port 0.
         eprintln!("webdup: serving {} on http://{local}", index_path.display());
-        let router = serve::router(index, &config, &serve_config);
-        serve::serve(listener, router, stop_signal()).await.context("server failed")?;
-        // Not eprintln!: stderr may be a closed pipe by now, and that must not turn a clean stop into a panic.
-        let _ = writeln!(std::io::stderr(), "webdup: stopped");
+        let router = serve::router(index, &config, &serve_config).context("cannot start the worker threads")?;
+        serve::serve(listener, router, &serve_config, stop_signal()).await.context("server failed")?;
         anyhow::Ok(())
-    })?;
+    });
+    // Nothing spawned on the runtime outlives `serve`'s grace period: do not
+    // wait for it. (A worker thread still extracting a page whose client was
+    // dropped dies with the process; it has written nothing.)
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served?;
+    // Not eprintln!: stderr may be a closed pipe by now, and that must not turn a clean stop into a panic.
+    let _ = writeln!(std::io::stderr(), "webdup: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+fn seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs <= 86_400.0 => Ok(Duration::from_secs_f64(secs)),
+        _ => Err(format!("{s:?}: expected a number of seconds greater than 0 (at most 86400)")),
+    }
 }
 
 /// Ctrl-C or SIGTERM (what `kill` and service managers send).

@@ -16,6 +16,10 @@
 //! use a small pool of connections, which WAL mode lets run beside a write.
 //! Each insert (a page row, its band keys, its shingles) is one transaction,
 //! or one transaction per batch: a killed process never leaves half a page.
+//! Other processes may write the same file at the same time (two `webdup
+//! serve`, an `index add` beside a server): every write transaction begins
+//! IMMEDIATE, so a writer waits for another's commit (up to 30 s) rather than
+//! failing with "database is locked".
 //!
 //! ```
 //! use webdup::engine::{Config, Fingerprinter};
@@ -46,7 +50,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Config, Fingerprint};
@@ -603,6 +607,15 @@ fn connect_writer(path: &Path) -> rusqlite::Result<Connection> {
 /// checkpoint: its pages copied into the database file and synced.
 const CHECKPOINT_PAGES: i64 = 16_384;
 
+/// Begins a transaction that writes. IMMEDIATE: it takes the write lock at
+/// its start, waiting for it up to the busy timeout when another process
+/// writes. A deferred one would read first and upgrade to a write later,
+/// and SQLite fails that upgrade at once ("database is locked", without
+/// waiting) when another connection wrote in between.
+fn write_transaction(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding a connection leaves no transaction open (it is
     // rolled back on drop), so the connection is still good.
@@ -739,7 +752,7 @@ impl Index {
     }
 
     fn adopt_settings(conn: &mut Connection, settings: &Settings) -> Result<()> {
-        let tx = conn.transaction()?;
+        let tx = write_transaction(conn)?;
         for (key, value) in settings.pairs() {
             let stored: Option<String> =
                 tx.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?;
@@ -796,7 +809,7 @@ impl Index {
     pub fn insert_batch(&self, pages: &[Page]) -> Result<Vec<i64>> {
         self.check_writable()?;
         let mut conn = lock(&self.writer);
-        let tx = conn.transaction()?;
+        let tx = write_transaction(&mut conn)?;
         let mut deletions = bands::Deletions::default();
         let ids = pages.iter().map(|p| self.insert_in(&tx, p, &mut deletions)).collect::<Result<Vec<_>>>()?;
         deletions.run(&tx)?;
@@ -813,7 +826,7 @@ impl Index {
     pub fn merge_pending(&self) -> Result<usize> {
         self.check_writable()?;
         let mut conn = lock(&self.writer);
-        let tx = conn.transaction()?;
+        let tx = write_transaction(&mut conn)?;
         let merged = bands::merge(&tx, self.params.bands)?;
         tx.commit()?;
         Ok(merged)
@@ -912,7 +925,7 @@ impl Index {
     pub fn remove(&self, url: &str) -> Result<usize> {
         self.check_writable()?;
         let mut conn = lock(&self.writer);
-        let tx = conn.transaction()?;
+        let tx = write_transaction(&mut conn)?;
         let rows: Vec<(i64, Option<Vec<u8>>)> = tx
             .prepare_cached("SELECT id, minhash FROM pages WHERE url = ?1")?
             .query_map([url], |r| Ok((r.get(0)?, r.get(1)?)))?

@@ -124,7 +124,13 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
         }
     }
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let tx = conn.transaction()?;
+        // IMMEDIATE, so that a second process opening the index at the same
+        // time waits here (busy timeout) and then finds the step done.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if now > from as i64 {
+            continue;
+        }
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", from as i64 + 1)?;
         tx.commit()?;

@@ -439,15 +439,11 @@ fn parse_body(body: Body) -> Result<PageBody, ApiError> {
 fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
     let (text, title, extractor) = match (&body.html, &body.text) {
         (Some(html), _) => {
-            let limit = s.config.extract.max_depth;
-            if nesting_bound(html, limit) > limit {
-                return Err(ApiError(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    format!("{}: HTML nested more than {limit} levels deep", body.url),
-                ));
-            }
-            let e = extract::extract(html, &s.config.extract)
-                .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: {e}", body.url)))?;
+            // The page budget (depth, elements, attributes) is checked by
+            // the extractor itself, before any parser runs.
+            let e = extract::extract(html, &s.config.extract).map_err(|e| {
+                ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: [{}] {e}", body.url, e.doc_kind()))
+            })?;
             (e.text, e.title, e.extractor)
         }
         (None, Some(text)) => (text.clone(), None, "none"),
@@ -463,98 +459,6 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
     // Stored with the page, for the diff view of `webdup audit --index`.
     fp.text = Some(text);
     Ok(fp)
-}
-
-/// HTML elements that never have children, whatever the markup says.
-const VOID: &[&str] =
-    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
-
-/// Elements that the next sibling of their kind closes, which a parser does
-/// not nest into each other.
-const AUTO_CLOSED: &[&str] = &[
-    "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup", "rb", "rt",
-    "rp",
-];
-
-/// An estimate of the element nesting an HTML parser builds from `html`,
-/// made before the page reaches the extractors and independent of their own
-/// guard: unlike a reading of the markup as written, `<span/>` opens an
-/// element (HTML ignores the slash outside SVG and MathML). Stops counting
-/// above `stop_above`.
-fn nesting_bound(html: &str, stop_above: usize) -> usize {
-    let b = html.as_bytes();
-    let (mut i, mut depth, mut max, mut foreign) = (0usize, 0usize, 0usize, 0usize);
-    let name_at = |from: usize| -> (String, usize) {
-        let mut end = from;
-        while end < b.len() && !matches!(b[end], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>') {
-            end += 1;
-        }
-        (String::from_utf8_lossy(&b[from..end]).to_ascii_lowercase(), end)
-    };
-    let skip_to = |from: usize, needle: &[u8]| -> usize {
-        memchr::memmem::find(&b[from.min(b.len())..], needle).map_or(b.len(), |p| from + p + needle.len())
-    };
-    while let Some(off) = memchr::memchr(b'<', &b[i..]) {
-        i += off + 1;
-        match b.get(i) {
-            Some(b'!') if b[i..].starts_with(b"!--") => i = skip_to(i, b"-->"),
-            Some(b'!') | Some(b'?') => i = skip_to(i, b">"),
-            Some(b'/') => {
-                let (name, after) = name_at(i + 1);
-                i = after;
-                if name.is_empty() || VOID.contains(&name.as_str()) || AUTO_CLOSED.contains(&name.as_str()) {
-                    continue;
-                }
-                depth = depth.saturating_sub(1);
-                if matches!(name.as_str(), "svg" | "math") {
-                    foreign = foreign.saturating_sub(1);
-                }
-            }
-            Some(c) if c.is_ascii_alphabetic() => {
-                let (name, after) = name_at(i);
-                let close = memchr::memchr(b'>', &b[after..]).map_or(b.len(), |e| after + e);
-                let self_closing = b[..close].ends_with(b"/");
-                i = close;
-                if VOID.contains(&name.as_str()) || AUTO_CLOSED.contains(&name.as_str()) {
-                    continue;
-                }
-                if self_closing && foreign > 0 {
-                    continue;
-                }
-                if matches!(name.as_str(), "script" | "style" | "textarea" | "title" | "xmp" | "noscript") {
-                    if !self_closing {
-                        i = end_tag(b, i, name.as_bytes());
-                    }
-                    continue;
-                }
-                if matches!(name.as_str(), "svg" | "math") && !self_closing {
-                    foreign += 1;
-                }
-                depth += 1;
-                max = max.max(depth);
-                if max > stop_above {
-                    return max;
-                }
-            }
-            _ => {}
-        }
-    }
-    max
-}
-
-/// Where the end tag `</name` (in any case) starts at or after `from`, or
-/// the end of `b`.
-fn end_tag(b: &[u8], from: usize, name: &[u8]) -> usize {
-    let mut at = from.min(b.len());
-    while let Some(p) = memchr::memmem::find(&b[at..], b"</") {
-        let start = at + p;
-        let after = start + 2;
-        if b.len() >= after + name.len() && b[after..after + name.len()].eq_ignore_ascii_case(name) {
-            return start;
-        }
-        at = after;
-    }
-    b.len()
 }
 
 /// Parses a page body, fingerprints it on a worker and hands both to `f`
@@ -659,25 +563,4 @@ async fn stats(State(s): State<Arc<Service>>) -> Response {
         Err(e) => index_failure(e),
     })
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::nesting_bound;
-
-    #[test]
-    fn nesting_bound_counts_what_a_parser_nests() {
-        assert_eq!(nesting_bound("<html><body><div><p>a<p>b<br><img src=x></div></body></html>", 100), 3);
-        // The slash is ignored on HTML elements: each span opens one more.
-        assert_eq!(nesting_bound(&"<span/>".repeat(50), 100), 50);
-        assert!(nesting_bound(&"<span/>".repeat(300_000), 4096) > 4096);
-        // ... but honoured in SVG.
-        let icons = format!("<div><svg>{}</svg></div>", "<path d=x/>".repeat(10_000));
-        assert_eq!(nesting_bound(&icons, 4096), 2);
-        assert_eq!(nesting_bound("<div><script>if (a<b) { '<div>' }</script></div>", 100), 1);
-        assert_eq!(nesting_bound("<!-- <div><div> --><div></div>", 100), 1);
-        // Raw text ends at its end tag in any case.
-        let hidden = format!("<SCRIPT>x</SCRIPT>{}", "<span/>".repeat(5000));
-        assert!(nesting_bound(&hidden, 4096) > 4096);
-    }
 }

@@ -464,6 +464,12 @@ impl<'a> Scanner<'a> {
         if any(HEADINGS) && self.top_is(HEADINGS) {
             self.stack.pop();
         }
+        if any(&[b"td", b"th", b"tr", b"tbody", b"thead", b"tfoot", b"caption", b"colgroup"])
+            && self.in_scope(&[b"table"], &[b"html", b"template"]).is_none()
+        {
+            // Outside a table the parser ignores table parts.
+            return;
+        }
         if eq(b"li") || eq(b"dd") || eq(b"dt") {
             let siblings: &[&[u8]] = if eq(b"li") { &[b"li"] } else { &[b"dd", b"dt"] };
             for i in (0..self.stack.len()).rev() {

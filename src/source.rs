@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use crate::decode;
 use crate::error::{DocError, DocErrorKind};
 
+/// Largest list file (or list on standard input) read.
+const MAX_LIST_BYTES: u64 = 64 << 20;
+
 /// Extensions that make a file a document when a directory is walked.
 const DOCUMENT_EXTENSIONS: &[&str] = &["html", "htm", "xhtml", "txt", "text", "md"];
 
@@ -96,7 +99,12 @@ impl Collector {
     fn add_input(&mut self, input: &str, stdin: &mut dyn Read) {
         if input == "-" {
             let mut bytes = Vec::new();
-            match stdin.read_to_end(&mut bytes) {
+            match stdin.take(MAX_LIST_BYTES + 1).read_to_end(&mut bytes) {
+                Ok(_) if bytes.len() as u64 > MAX_LIST_BYTES => self.error(
+                    input,
+                    DocErrorKind::TooLarge,
+                    format!("the list on standard input is larger than {MAX_LIST_BYTES} bytes"),
+                ),
                 Ok(_) => match String::from_utf8(bytes) {
                     Ok(text) => self.add_list("standard input", &text, Path::new(".")),
                     Err(_) => {
@@ -276,7 +284,6 @@ fn entry_like(line: &str, base: &Path) -> bool {
 /// then turn out wrong (a missing file, a URL without its scheme) are errors
 /// naming their line, never a reason to read the list as one text document.
 fn read_list(path: &Path) -> Option<String> {
-    const MAX_LIST_BYTES: u64 = 64 << 20;
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
     if name.ends_with(".gz") || name.ends_with(".html") || name.ends_with(".htm") || name.ends_with(".xml") {
         return None;
@@ -483,6 +490,9 @@ mod tests {
     fn stdin_list() {
         let c = collect(&["-".into()], &mut "http://x.example/\n# c\nhttp://y.example/\n".as_bytes());
         assert_eq!(ids(&c), ["http://x.example/", "http://y.example/"]);
+        // An endless standard input is cut off, not read forever.
+        let c = collect(&["-".into()], &mut std::io::repeat(b'a'));
+        assert_eq!(c.errors[0].kind, DocErrorKind::TooLarge);
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl std::fmt::Display for ExtractorKind {
 }
 
 /// Extraction settings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExtractConfig {
     pub extractor: ExtractorKind,
     /// What one page may cost: nesting depth (the extractors recurse),
@@ -117,17 +117,6 @@ pub struct ExtractConfig {
     pub include: Option<CssSelector>,
     /// Elements matching it are removed before extraction.
     pub exclude: Option<CssSelector>,
-}
-
-impl Default for ExtractConfig {
-    fn default() -> Self {
-        ExtractConfig {
-            extractor: ExtractorKind::default(),
-            budget: PageBudget::default(),
-            include: None,
-            exclude: None,
-        }
-    }
 }
 
 impl ExtractConfig {

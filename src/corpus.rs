@@ -15,11 +15,11 @@
 //! - `original`: a content in its own site's template (or, for contents
 //!   without a site of their own, in some site's template);
 //! - `mirror`: the original's bytes at another path of the same site;
-//! - `syndicated`: the content with up to 5% of its words substituted,
-//!   deleted or swapped, a byline or an "originally appeared on" line, its
+//! - `syndicated`: the content with up to 5% of its words substituted or
+//!   deleted (in runs of 1-3 words) or swapped, a byline or an "originally appeared on" line, its
 //!   links unwrapped, inside another site's template;
 //! - `revision`: on the same site, a paragraph appended or removed (10 words or
-//!   more, at most 12% of the words) or 2-4% of the words changed, and a few of the
+//!   more, at most 12% of the words) or 2-4% of the words changed in phrases of 1-6 words, and a few of the
 //!   template's link texts swapped for other ones (related links change);
 //! - `template_sibling`: the unchanged content inside another site's
 //!   template. It belongs to its content's cluster and must not merge with
@@ -168,6 +168,10 @@ pub enum SkipReason {
     NotCovered { best_recall: f64 },
     /// Fewer than [`MIN_TEMPLATE_WORDS`] words remain around the content.
     NoTemplate { words: usize },
+    /// Half of its ground truth's word 5-grams (or of the other's) are in an
+    /// earlier source's: the data sets hold a few such pairs (product
+    /// variants, re-posted articles), which would be unlabelled duplicates.
+    NearDuplicate { of: String },
 }
 
 impl SkipReason {
@@ -177,6 +181,7 @@ impl SkipReason {
             SkipReason::ShortTruth { .. } => "ground truth under 50 words",
             SkipReason::NotCovered { .. } => "no element holds 80% of the ground truth's words",
             SkipReason::NoTemplate { .. } => "under 20 words of template around the content",
+            SkipReason::NearDuplicate { .. } => "ground truth a near-duplicate of another source's",
         }
     }
 }
@@ -189,6 +194,7 @@ impl std::fmt::Display for SkipReason {
                 write!(f, "the best element holds {:.0}% of the ground truth's words", best_recall * 100.0)
             }
             SkipReason::NoTemplate { words } => write!(f, "{words} words of template around the content"),
+            SkipReason::NearDuplicate { of } => write!(f, "ground truth shares half its word 5-grams with {of}'s"),
         }
     }
 }
@@ -254,6 +260,13 @@ struct Content {
     parts: usize,
     paragraphs: Vec<String>,
     home: usize,
+}
+
+/// A rendered page.
+struct Composed {
+    html: String,
+    text: String,
+    note: String,
 }
 
 /// A generated corpus: its plan, from which every page renders on demand.
@@ -330,6 +343,8 @@ impl Corpus {
             }
         }
         drop(samples);
+        let sources = drop_near_duplicates(sources, &mut skipped);
+        skipped.sort_by(|a, b| a.source.cmp(&b.source));
         plan(config.clone(), sources, skipped)
     }
 
@@ -365,28 +380,30 @@ impl Corpus {
 
     /// A page's HTML.
     pub fn render(&self, page: &Page) -> String {
-        self.render_with_note(page).0
+        self.compose(page).html
     }
 
-    /// A page's HTML and a note on how it was made, for the manifest.
-    fn render_with_note(&self, page: &Page) -> (String, String) {
+    /// The main text put into a page (paragraphs separated by blank lines):
+    /// what a perfect extractor returns, for oracle runs.
+    pub fn main_text(&self, page: &Page) -> String {
+        self.compose(page).text
+    }
+
+    /// A page's HTML, main text and a note on how it was made.
+    fn compose(&self, page: &Page) -> Composed {
         let template = &self.sources[self.templates[page.template]].template;
         let mut rng = Rng(page.rng);
-        let no_swap = BTreeMap::new();
-        match (page.kind, page.content) {
+        let mut swaps = BTreeMap::new();
+        let mut links = true;
+        let (title, paragraphs, note) = match (page.kind, page.content) {
             (Kind::Thin, _) | (_, None) => {
-                let text = page.text.as_deref().unwrap_or_default();
+                let text = page.text.clone().unwrap_or_default();
                 let title: Vec<&str> = text.split_whitespace().take(6).collect();
-                let body = format!("<p>{}</p>\n", escape(text));
-                (
-                    fill(template, &title.join(" "), &body, &no_swap),
-                    format!("{} words", text.split_whitespace().count()),
-                )
+                let note = format!("{} words", text.split_whitespace().count());
+                (title.join(" "), vec![text], note)
             }
             (Kind::Original | Kind::Mirror | Kind::TemplateSibling, Some(c)) => {
-                let content = &self.contents[c];
-                let body = self.content_html(c, &content.paragraphs, true);
-                (fill(template, &self.title(c), &body, &no_swap), String::new())
+                (self.title(c), self.contents[c].paragraphs.clone(), String::new())
             }
             (Kind::Syndicated, Some(c)) => {
                 let content = &self.contents[c];
@@ -403,13 +420,14 @@ impl Corpus {
                 if byline != 0 {
                     paragraphs.push(format!("This story originally appeared on {host}."));
                 }
-                let body = self.content_html(c, &paragraphs, false);
-                let note = format!("{edits} word edits ({:.1}%), byline {byline}, links unwrapped", rate * 100.0);
-                (fill(template, &self.title(c), &body, &no_swap), note)
+                links = false;
+                let note =
+                    format!("{edits} edits ({:.1}% of the words), byline {byline}, links unwrapped", rate * 100.0);
+                (self.title(c), paragraphs, note)
             }
             (Kind::Revision, Some(c)) => {
                 let content = &self.contents[c];
-                let total: usize = content.paragraphs.iter().map(|p| p.split_whitespace().count()).sum();
+                let total = count_words(&content.paragraphs);
                 let mut paragraphs = content.paragraphs.clone();
                 let mut note = String::new();
                 if let Some(extra) = &page.text {
@@ -430,16 +448,20 @@ impl Corpus {
                 }
                 if note.is_empty() {
                     let rate = 0.02 + 0.02 * rng.unit();
-                    let (edited, edits) = edit_words(&paragraphs, rate, &mut rng);
+                    let (edited, runs) = rewrite_phrases(&paragraphs, rate, &mut rng);
                     paragraphs = edited;
-                    note = format!("{edits} word edits ({:.1}%)", rate * 100.0);
+                    note = format!("{runs} phrases rewritten ({:.1}% of the words)", rate * 100.0);
                 }
-                let swaps = self.swap_links(page.template, &mut rng);
+                swaps = self.swap_links(page.template, &mut rng);
                 let _ = write!(note, ", {} link texts swapped", swaps.len());
-                let body = self.content_html(c, &paragraphs, true);
-                (fill(template, &self.title(c), &body, &swaps), note)
+                (self.title(c), paragraphs, note)
             }
-        }
+        };
+        let body = match page.content {
+            Some(c) => self.content_html(c, &paragraphs, links),
+            None => paragraphs.iter().map(|p| format!("<p>{}</p>\n", escape(p))).collect(),
+        };
+        Composed { html: fill(template, &title, &body, &swaps), text: paragraphs.join("\n\n"), note }
     }
 
     /// A content's title: its source's, numbered when the source was split.
@@ -534,10 +556,10 @@ impl Corpus {
             .pages
             .par_iter()
             .map(|p| {
-                let (html, note) = self.render_with_note(p);
+                let composed = self.compose(p);
                 let path = dir.join(&p.id);
-                std::fs::write(&path, html).map_err(io(&path))?;
-                Ok(note)
+                std::fs::write(&path, composed.html).map_err(io(&path))?;
+                Ok(composed.note)
             })
             .collect::<Result<_, CorpusError>>()?;
         let mut manifest = String::from("id\tcluster\tkind\ttemplate_source\tcontent_source\tnote\n");
@@ -610,10 +632,10 @@ impl Corpus {
             "- original: a content in its own source's template (contents whose source lends no template, or \
              pieces of a split content, go to the least loaded of two random templates);\n\
              - mirror: the original's bytes at another path of the same site;\n\
-             - syndicated: up to 5% of the words substituted, deleted or swapped, a byline and/or \"This story \
+             - syndicated: up to 5% of the words (uniform) substituted or deleted in runs of 1-3 words, or swapped, a byline and/or \"This story \
              originally appeared on HOST.\", links unwrapped, in another site's template;\n\
-             - revision: same site; a paragraph appended or removed (at most 12% of the words) or 2-4% of the \
-             words changed; 1-5 of the template's link texts swapped for another template's;\n\
+             - revision: same site; a paragraph appended or removed (10 words or more, at most 12% of the \
+             words) or 2-4% of the words changed in phrases of 1-6 words; 1-5 of the template's link texts swapped for another template's;\n\
              - template_sibling: the unchanged content in another site's template, in its content's cluster: a \
              hard negative for that site's other pages;\n\
              - thin: 10-40 words of text used nowhere else, in groups of 2-5 per template; each its own cluster.\n"
@@ -785,6 +807,44 @@ fn plan(config: CorpusConfig, sources: Vec<Source>, skipped: Vec<Skipped>) -> Re
     Ok(Corpus { config, sources, skipped, templates, contents, pages })
 }
 
+/// Hashed lowercased word 5-grams of a text, sorted and distinct.
+fn shingles(text: &str) -> Vec<u64> {
+    let w: Vec<String> = words(text).collect();
+    let mut out: Vec<u64> =
+        w.windows(5.min(w.len()).max(1)).map(|g| xxhash_rust::xxh3::xxh3_64(g.join(" ").as_bytes())).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Keeps the first of sources whose ground truths share half of either's
+/// word 5-grams; the others are skipped.
+fn drop_near_duplicates(sources: Vec<Source>, skipped: &mut Vec<Skipped>) -> Vec<Source> {
+    let mut owner: HashMap<u64, usize> = HashMap::new();
+    let mut sizes = Vec::new();
+    let mut kept: Vec<Source> = Vec::new();
+    for source in sources {
+        let own = shingles(&source.paragraphs.join("\n"));
+        let mut shared: BTreeMap<usize, usize> = BTreeMap::new();
+        for h in &own {
+            if let Some(&k) = owner.get(h) {
+                *shared.entry(k).or_insert(0) += 1;
+            }
+        }
+        if let Some((&k, _)) = shared.iter().find(|&(&k, &n)| 2 * n >= own.len().min(sizes[k])) {
+            skipped
+                .push(Skipped { source: source.name, reason: SkipReason::NearDuplicate { of: kept[k].name.clone() } });
+            continue;
+        }
+        for h in own.iter() {
+            owner.entry(*h).or_insert(kept.len());
+        }
+        sizes.push(own.len());
+        kept.push(source);
+    }
+    kept
+}
+
 /// The less loaded of two random templates other than `except`.
 fn lighter(load: &[usize], except: Option<usize>, rng: &mut Rng) -> usize {
     let mut draw = || loop {
@@ -797,10 +857,13 @@ fn lighter(load: &[usize], except: Option<usize>, rng: &mut Rng) -> usize {
     if load[b] < load[a] { b } else { a }
 }
 
-/// Words handed out once each, for thin pages and appended paragraphs.
+/// Words handed out once each, for thin pages and appended paragraphs; a
+/// window that repeats a 5-gram already handed out (texts repeat passages)
+/// is passed over.
 struct Pool {
     words: Vec<String>,
     next: usize,
+    seen: std::collections::HashSet<u64>,
 }
 
 impl Pool {
@@ -810,13 +873,19 @@ impl Pool {
             .filter(|w| w.chars().any(char::is_alphanumeric))
             .map(str::to_string)
             .collect();
-        Pool { words, next: 0 }
+        Pool { words, next: 0, seen: Default::default() }
     }
 
     fn take(&mut self, n: usize) -> Option<String> {
-        let words = self.words.get(self.next..self.next + n)?;
-        self.next += n;
-        Some(words.join(" "))
+        loop {
+            let text = self.words.get(self.next..self.next + n)?.join(" ");
+            self.next += n;
+            let own = shingles(&text);
+            if own.iter().all(|h| !self.seen.contains(h)) {
+                self.seen.extend(own);
+                return Some(text);
+            }
+        }
     }
 }
 
@@ -887,9 +956,10 @@ fn halve(paragraphs: &[String], words: usize) -> (Vec<String>, Vec<String>) {
     (paragraphs[..best].to_vec(), paragraphs[best..].to_vec())
 }
 
-/// The text with about `rate` of its words substituted (by another word of
-/// the text), deleted or swapped with the next; at least one edit. Returns
-/// the paragraphs and the number of edits.
+/// The text with about `rate` of its words edited as a copy editor does:
+/// runs of 1-3 words substituted (by other words of the text) or deleted,
+/// or two neighbours swapped; at least one word. Returns the paragraphs and
+/// the number of edits.
 fn edit_words(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<String>, usize) {
     let mut paras: Vec<Vec<String>> =
         paragraphs.iter().map(|p| p.split_whitespace().map(str::to_string).collect()).collect();
@@ -898,8 +968,9 @@ fn edit_words(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<String>, 
     if total < 2 {
         return (paragraphs.to_vec(), 0);
     }
-    let edits = ((total as f64 * rate).round() as usize).max(1);
-    for _ in 0..edits {
+    let target = ((total as f64 * rate).round() as usize).max(1);
+    let (mut affected, mut edits) = (0, 0);
+    while affected < target {
         let current: usize = paras.iter().map(Vec::len).sum();
         let mut at = rng.below(current);
         let Some(pi) = paras.iter().position(|p| {
@@ -910,24 +981,65 @@ fn edit_words(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<String>, 
                 false
             }
         }) else {
-            continue;
+            break;
         };
         let p = &mut paras[pi];
+        let len = (1 + rng.below(3)).min(p.len() - at).min(target - affected);
         match rng.below(3) {
-            1 if p.len() > 1 => {
-                p.remove(at);
+            1 if p.len() > len => {
+                p.drain(at..at + len);
+                affected += len;
             }
-            2 if at + 1 < p.len() => p.swap(at, at + 1),
+            2 if at + 1 < p.len() => {
+                p.swap(at, at + 1);
+                affected += 2;
+            }
             _ => {
-                let mut word = &vocabulary[rng.below(total)];
-                if *word == p[at] {
-                    word = &vocabulary[rng.below(total)];
+                for w in &mut p[at..at + len] {
+                    *w = vocabulary[rng.below(total)].clone();
                 }
-                p[at] = word.clone();
+                affected += len;
             }
         }
+        edits += 1;
     }
     (paras.into_iter().filter(|p| !p.is_empty()).map(|p| p.join(" ")).collect(), edits)
+}
+
+/// The text with about `rate` of its words changed as a reviser does: runs
+/// of 1-6 consecutive words (a phrase, a figure, a name) replaced by as many
+/// other words of the text. Returns the paragraphs and the number of runs.
+fn rewrite_phrases(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<String>, usize) {
+    let mut paras: Vec<Vec<String>> =
+        paragraphs.iter().map(|p| p.split_whitespace().map(str::to_string).collect()).collect();
+    let vocabulary: Vec<String> = paras.iter().flatten().cloned().collect();
+    let total = vocabulary.len();
+    if total < 2 {
+        return (paragraphs.to_vec(), 0);
+    }
+    let target = ((total as f64 * rate).round() as usize).max(1);
+    let (mut changed, mut runs) = (0, 0);
+    while changed < target {
+        let mut at = rng.below(total);
+        let Some(pi) = paras.iter().position(|p| {
+            if at < p.len() {
+                true
+            } else {
+                at -= p.len();
+                false
+            }
+        }) else {
+            break;
+        };
+        let p = &mut paras[pi];
+        let len = (1 + rng.below(6)).min(p.len() - at).min(target - changed);
+        for w in &mut p[at..at + len] {
+            *w = vocabulary[rng.below(total)].clone();
+        }
+        changed += len;
+        runs += 1;
+    }
+    (paras.into_iter().map(|p| p.join(" ")).collect(), runs)
 }
 
 /// The template with its holes filled; `swaps` replaces some link texts.
@@ -1284,10 +1396,13 @@ mod tests {
         let text: Vec<String> =
             (0..10).map(|p| (0..50).map(|w| format!("p{p}w{w}")).collect::<Vec<_>>().join(" ")).collect();
         let (edited, n) = edit_words(&text, 0.05, &mut Rng(3));
-        assert_eq!(n, 25);
-        let before: std::collections::HashSet<&str> = text.iter().flat_map(|p| p.split(' ')).collect();
-        let kept = edited.iter().flat_map(|p| p.split(' ')).filter(|w| before.contains(w)).count();
-        assert!(kept >= 470, "{kept}");
+        assert!((9..=25).contains(&n), "{n}");
+        assert!(count_words(&edited) >= 475);
+        let changed = edited.iter().zip(&text).filter(|(a, b)| a != b).count();
+        assert!(changed >= 5, "{changed}");
+        let (revised, runs) = rewrite_phrases(&text, 0.04, &mut Rng(4));
+        assert_eq!(count_words(&revised), 500);
+        assert!((4..=20).contains(&runs), "{runs}");
         let (a, b) = halve(&text, 500);
         assert_eq!((a.len(), b.len()), (5, 5));
     }

@@ -817,30 +817,44 @@ fn shingles(text: &str) -> Vec<u64> {
     out
 }
 
-/// Keeps the first of sources whose ground truths share half of either's
-/// word 5-grams; the others are skipped.
-fn drop_near_duplicates(sources: Vec<Source>, skipped: &mut Vec<Skipped>) -> Vec<Source> {
+/// For each text in order, the earlier kept text it shares half of either's
+/// word 5-grams with (then it is not kept), or `None`.
+fn near_duplicates_of<'a>(texts: impl Iterator<Item = &'a [String]>) -> Vec<Option<usize>> {
     let mut owner: HashMap<u64, usize> = HashMap::new();
-    let mut sizes = Vec::new();
-    let mut kept: Vec<Source> = Vec::new();
-    for source in sources {
-        let own = shingles(&source.paragraphs.join("\n"));
+    let mut sizes: HashMap<usize, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, text) in texts.enumerate() {
+        let own = shingles(&text.join("\n"));
         let mut shared: BTreeMap<usize, usize> = BTreeMap::new();
         for h in &own {
             if let Some(&k) = owner.get(h) {
                 *shared.entry(k).or_insert(0) += 1;
             }
         }
-        if let Some((&k, _)) = shared.iter().find(|&(&k, &n)| 2 * n >= own.len().min(sizes[k])) {
-            skipped
-                .push(Skipped { source: source.name, reason: SkipReason::NearDuplicate { of: kept[k].name.clone() } });
-            continue;
+        let dup = shared.iter().find(|&(k, &n)| 2 * n >= own.len().min(sizes[k])).map(|(&k, _)| k);
+        if dup.is_none() {
+            for h in &own {
+                owner.entry(*h).or_insert(i);
+            }
+            sizes.insert(i, own.len());
         }
-        for h in own.iter() {
-            owner.entry(*h).or_insert(kept.len());
+        out.push(dup);
+    }
+    out
+}
+
+/// Keeps the first of sources whose ground truths share half of either's
+/// word 5-grams; the others are skipped.
+fn drop_near_duplicates(sources: Vec<Source>, skipped: &mut Vec<Skipped>) -> Vec<Source> {
+    let dups = near_duplicates_of(sources.iter().map(|s| s.paragraphs.as_slice()));
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let mut kept = Vec::new();
+    for (source, dup) in sources.into_iter().zip(dups) {
+        match dup {
+            Some(k) => skipped
+                .push(Skipped { source: source.name, reason: SkipReason::NearDuplicate { of: names[k].clone() } }),
+            None => kept.push(source),
         }
-        sizes.push(own.len());
-        kept.push(source);
     }
     kept
 }
@@ -891,14 +905,18 @@ impl Pool {
 
 /// `(source, part, parts, paragraphs)` for `want` contents: the sources'
 /// texts whole while there are enough, else the longest pieces halved at a
-/// paragraph boundary until there are.
+/// paragraph boundary until there are (and 5% more, as pieces that repeat
+/// an earlier piece are dropped).
 fn split_contents(sources: &[Source], ids: &[usize], want: usize) -> Vec<(usize, usize, usize, Vec<String>)> {
     if ids.len() >= want {
         return ids[..want].iter().map(|&i| (i, 0, 1, sources[i].paragraphs.clone())).collect();
     }
     let mut pieces: Vec<(usize, Vec<String>, usize)> =
         ids.iter().map(|&i| (i, sources[i].paragraphs.clone(), sources[i].words)).collect();
-    while pieces.len() < want {
+    // A few spare pieces: pieces of one text that repeat each other (pages
+    // that repeat a block) are dropped below.
+    let spare = want + want / 20;
+    while pieces.len() < spare {
         let Some((i, _)) = pieces
             .iter()
             .enumerate()
@@ -918,6 +936,9 @@ fn split_contents(sources: &[Source], ids: &[usize], want: usize) -> Vec<(usize,
         pieces[i] = (source, a, wa);
         pieces.insert(i + 1, (source, b, wb));
     }
+    let dups = near_duplicates_of(pieces.iter().map(|p| p.1.as_slice()));
+    let mut pieces: Vec<_> = pieces.into_iter().zip(dups).filter(|(_, d)| d.is_none()).map(|(p, _)| p).collect();
+    pieces.truncate(want);
     let mut parts: HashMap<usize, usize> = HashMap::new();
     for p in &pieces {
         *parts.entry(p.0).or_insert(0) += 1;

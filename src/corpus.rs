@@ -329,7 +329,7 @@ impl Corpus {
         if config.pages < 10 {
             return Err(CorpusError::Config("at least 10 pages".into()));
         }
-        if !(config.pages_per_template >= 1.0) {
+        if config.pages_per_template.is_nan() || config.pages_per_template < 1.0 {
             return Err(CorpusError::Config("at least 1 page per template".into()));
         }
         let prepared: Vec<Result<Source, SkipReason>> =

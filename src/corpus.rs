@@ -162,6 +162,8 @@ pub enum CorpusError {
 /// Why a source page gives neither content nor template.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SkipReason {
+    /// The data set has no ground-truth text for the page (two WCXB pages).
+    NoTruth,
     /// The ground truth has fewer than [`MIN_CONTENT_WORDS`] words.
     ShortTruth { words: usize },
     /// No element holds [`MIN_COVER`] of the ground truth's words.
@@ -178,6 +180,7 @@ impl SkipReason {
     /// A short name for counting.
     pub fn label(&self) -> &'static str {
         match self {
+            SkipReason::NoTruth => "no ground-truth text",
             SkipReason::ShortTruth { .. } => "ground truth under 50 words",
             SkipReason::NotCovered { .. } => "no element holds 80% of the ground truth's words",
             SkipReason::NoTemplate { .. } => "under 20 words of template around the content",
@@ -189,6 +192,7 @@ impl SkipReason {
 impl std::fmt::Display for SkipReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            SkipReason::NoTruth => write!(f, "no ground-truth text"),
             SkipReason::ShortTruth { words } => write!(f, "ground truth has {words} words"),
             SkipReason::NotCovered { best_recall } => {
                 write!(f, "the best element holds {:.0}% of the ground truth's words", best_recall * 100.0)
@@ -301,19 +305,28 @@ impl Rng {
 }
 
 /// Reads the AEB and WCXB dev pages under `data` (`aeb/`, `wcxb-dev/`),
-/// named `aeb/<id>` and `wcxb-dev/<id>`, in name order.
-pub fn load_samples(data: &Path, per_dataset: Option<usize>) -> Result<Vec<(String, Sample)>, CorpusError> {
-    let mut out = Vec::new();
+/// named `aeb/<id>` and `wcxb-dev/<id>`, in name order; also the names of
+/// pages without a ground-truth text.
+pub fn load_samples(
+    data: &Path,
+    per_dataset: Option<usize>,
+) -> Result<(Vec<(String, Sample)>, Vec<String>), CorpusError> {
+    let (mut samples, mut missing) = (Vec::new(), Vec::new());
     for set in ["aeb", "wcxb-dev"] {
         let dataset = eval::load(&data.join(set), per_dataset)?;
-        out.extend(dataset.samples.into_iter().map(|s| (format!("{set}/{}", s.id), s)));
+        samples.extend(dataset.samples.into_iter().map(|s| (format!("{set}/{}", s.id), s)));
+        missing.extend(dataset.skipped.into_iter().map(|id| format!("{set}/{id}")));
     }
-    Ok(out)
+    Ok((samples, missing))
 }
 
 /// Generates a corpus from the data sets under `data`.
 pub fn generate(data: &Path, config: &CorpusConfig) -> Result<Corpus, CorpusError> {
-    Corpus::from_samples(load_samples(data, config.sources_per_dataset)?, config)
+    let (samples, missing) = load_samples(data, config.sources_per_dataset)?;
+    let mut corpus = Corpus::from_samples(samples, config)?;
+    corpus.skipped.extend(missing.into_iter().map(|source| Skipped { source, reason: SkipReason::NoTruth }));
+    corpus.skipped.sort_by(|a, b| a.source.cmp(&b.source));
+    Ok(corpus)
 }
 
 impl Corpus {
@@ -537,7 +550,7 @@ impl Corpus {
         swaps
     }
 
-    /// Writes `pages/`, `truth.tsv`, `manifest.tsv` and `README.md` under
+    /// Writes `pages/`, `truth.tsv`, `manifest.tsv`, `skipped.tsv` and `README.md` under
     /// `dir`; `dir/pages` must not exist.
     pub fn write(&self, dir: &Path) -> Result<(), CorpusError> {
         let io = |path: &Path| {
@@ -575,8 +588,16 @@ impl Corpus {
             let template = &self.sources[self.templates[p.template]].name;
             let _ = writeln!(manifest, "{}\t{}\t{}\t{template}\t{content}\t{note}", p.id, p.cluster, p.kind.name());
         }
-        for (name, text) in [("truth.tsv", self.truth_tsv()), ("manifest.tsv", manifest), ("README.md", self.readme())]
-        {
+        let mut skipped = String::from("source\treason\n");
+        for s in &self.skipped {
+            let _ = writeln!(skipped, "{}\t{}", s.source, s.reason);
+        }
+        for (name, text) in [
+            ("truth.tsv", self.truth_tsv()),
+            ("manifest.tsv", manifest),
+            ("skipped.tsv", skipped),
+            ("README.md", self.readme()),
+        ] {
             let path = dir.join(name);
             std::fs::write(&path, text).map_err(io(&path))?;
         }
@@ -642,7 +663,8 @@ impl Corpus {
         );
         let _ = writeln!(
             r,
-            "Files: `truth.tsv` (`id<TAB>cluster<TAB>kind`), `manifest.tsv` (sources and edits per page), `pages/`.\n"
+            "Files: `truth.tsv` (`id<TAB>cluster<TAB>kind`), `manifest.tsv` (sources and edits per page), \
+             `skipped.tsv` (source pages left out, and why), `pages/`.\n"
         );
         let _ = writeln!(r, "## Counts\n");
         let clusters: std::collections::BTreeSet<&str> = self.pages.iter().map(|p| p.cluster.as_str()).collect();

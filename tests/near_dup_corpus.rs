@@ -92,7 +92,7 @@ fn written_corpora_are_byte_identical() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     corpus.write(a.path()).unwrap();
     generate(&data(), &config).unwrap().write(b.path()).unwrap();
-    for name in ["truth.tsv", "manifest.tsv", "README.md"] {
+    for name in ["truth.tsv", "manifest.tsv", "skipped.tsv", "README.md"] {
         assert_eq!(std::fs::read(a.path().join(name)).unwrap(), std::fs::read(b.path().join(name)).unwrap());
     }
     for p in corpus.pages() {

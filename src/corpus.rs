@@ -304,13 +304,14 @@ impl Rng {
     }
 }
 
+/// Source pages named `aeb/<id>` or `wcxb-dev/<id>`, and the names of the
+/// pages that have no ground-truth text.
+pub type Samples = (Vec<(String, Sample)>, Vec<String>);
+
 /// Reads the AEB and WCXB dev pages under `data` (`aeb/`, `wcxb-dev/`),
 /// named `aeb/<id>` and `wcxb-dev/<id>`, in name order; also the names of
 /// pages without a ground-truth text.
-pub fn load_samples(
-    data: &Path,
-    per_dataset: Option<usize>,
-) -> Result<(Vec<(String, Sample)>, Vec<String>), CorpusError> {
+pub fn load_samples(data: &Path, per_dataset: Option<usize>) -> Result<Samples, CorpusError> {
     let (mut samples, mut missing) = (Vec::new(), Vec::new());
     for set in ["aeb", "wcxb-dev"] {
         let dataset = eval::load(&data.join(set), per_dataset)?;

@@ -25,6 +25,7 @@
 
 pub mod audit;
 pub mod cluster;
+pub mod corpus;
 pub mod decode;
 pub mod engine;
 pub mod error;

@@ -320,6 +320,8 @@ const CLOSES_P: &[&[u8]] = &[
     b"dt",
 ];
 const HEADINGS: &[&[u8]] = &[b"h1", b"h2", b"h3", b"h4", b"h5", b"h6"];
+/// Elements the parser closes by "generating implied end tags".
+const IMPLIED_END: &[&[u8]] = &[b"li", b"dd", b"dt", b"p", b"option", b"optgroup", b"rb", b"rp", b"rt", b"rtc"];
 /// Start tags that leave SVG or MathML content for HTML.
 const BREAKOUT: &[&[u8]] = &[
     b"b",
@@ -385,6 +387,7 @@ const F_MARKER: u16 = 1 << 9;
 const F_INTEGRATION: u16 = 1 << 10;
 const F_BUTTON: u16 = 1 << 11;
 const F_TABLE_PART: u16 = 1 << 12;
+const F_LIST: u16 = 1 << 13;
 
 /// The categories a tag name belongs to (any case), looked up once per tag
 /// so the scan compares bits, not names.
@@ -400,7 +403,7 @@ fn class(name: &[u8]) -> u16 {
     }
     let table = TABLE.get_or_init(|| {
         let mut t = std::collections::HashMap::new();
-        let lists: [(&[&[u8]], u16); 13] = [
+        let lists: [(&[&[u8]], u16); 14] = [
             (VOID, F_VOID),
             (RAW_TEXT, F_RAW_TEXT),
             (FORMATTING, F_FORMATTING),
@@ -416,6 +419,7 @@ fn class(name: &[u8]) -> u16 {
                 F_INTEGRATION,
             ),
             (&[b"button"], F_BUTTON),
+            (&[b"ol", b"ul"], F_LIST),
             (&[b"table", b"td", b"th", b"tr", b"tbody", b"thead", b"tfoot", b"caption", b"colgroup"], F_TABLE_PART),
         ];
         for (names, flag) in lists {
@@ -732,7 +736,9 @@ impl<'a> Scanner<'a> {
             self.close_p();
             return;
         }
-        let formatting = class(n) & F_FORMATTING != 0;
+        let c = class(n);
+        let formatting = c & F_FORMATTING != 0;
+
         for i in (0..self.stack.len()).rev() {
             let o = self.stack[i];
             if o.name.eq_ignore_ascii_case(n) {
@@ -748,7 +754,11 @@ impl<'a> Scanner<'a> {
                 }
                 return;
             }
-            if self.special(&o) && !formatting {
+            // A block's end tag closes elements whose end tag is implied
+            // (li, dd, dt, p, option, ...) on the way: the parser generates
+            // their end tags. Any other end tag stops at a special element.
+            let block = c & F_SPECIAL != 0;
+            if self.special(&o) && !formatting && !(block && self.is(&o, IMPLIED_END)) {
                 return;
             }
         }
@@ -1014,6 +1024,22 @@ mod tests {
             let real = dom_depth(&html);
             let cost = scan(&html, &unlimited());
             assert!(cost.depth + cost.misnested >= real, "{}: scan {cost:?}, parser {real}", &html[..60]);
+        }
+    }
+
+    /// Inputs the `guard` fuzz target found where the scan was short of the
+    /// parser, minimized.
+    #[test]
+    fn fuzz_findings_stay_fixed() {
+        for html in [
+            "l</p>",
+            "<td><m><h></td><t><m><h>",
+            "<rp>te<rp>x</option><option>y",
+            "<div><li></div><d><d><li><d><h>",
+            "<sp><p></sp><t>",
+        ] {
+            let cost = scan(html, &unlimited());
+            assert!(cost.depth + cost.misnested >= dom_depth(html), "{html}: {cost:?} vs {}", dom_depth(html));
         }
     }
 

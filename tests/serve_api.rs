@@ -1,41 +1,15 @@
 //! `webdup serve` over real HTTP on 127.0.0.1: every endpoint, the token
 //! rule, bad bodies, and a bounded concurrent load.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "support/serve.rs"]
+mod serve_process;
+
 use serde_json::{Value, json};
+use serve_process::start;
 use webdup::synth::{SynthConfig, corpus};
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `webdup serve` with `extra` flags and reads its port from stderr.
-fn start(db: &std::path::Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
-        .args(["serve", "--index"])
-        .arg(db)
-        .args(extra)
-        .env_remove("WEBDUP_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let port = line.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).unwrap_or_else(|| panic!("{line}"));
-    Server { child, base: format!("http://127.0.0.1:{port}") }
-}
 
 fn texts(n: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: 150, copy_share: 0.0, seed, ..Default::default() })
@@ -69,17 +43,17 @@ async fn every_endpoint_answers_over_http() {
     let t = texts(2, 3);
     use reqwest::Method as M;
 
-    let (st, v) = call(&c, M::GET, &format!("{}/health", s.base), None, None).await;
+    let (st, v) = call(&c, M::GET, &format!("{}/health", s.base()), None, None).await;
     assert_eq!((st, v["status"].as_str()), (200, Some("ok")));
 
     let page = json!({"url": "https://a.test/one", "crawl": "c1", "text": t[0]});
-    let (st, v) = call(&c, M::POST, &format!("{}/v1/pages", s.base), Some(page), None).await;
+    let (st, v) = call(&c, M::POST, &format!("{}/v1/pages", s.base()), Some(page), None).await;
     assert_eq!(st, 201, "{v}");
     let html = format!("<html><head><title>Two</title></head><body><article><p>{}</p></article></body></html>", t[1]);
     let (st, _) = call(
         &c,
         M::POST,
-        &format!("{}/v1/pages", s.base),
+        &format!("{}/v1/pages", s.base()),
         Some(json!({"url": "https://a.test/two", "html": html, "final_url": "https://a.test/2",
                     "status": 200, "redirects": [{"url": "https://a.test/two", "status": 301}]})),
         None,
@@ -90,7 +64,7 @@ async fn every_endpoint_answers_over_http() {
     let (st, v) = call(
         &c,
         M::POST,
-        &format!("{}/v1/check", s.base),
+        &format!("{}/v1/check", s.base()),
         Some(json!({"url": "https://b.test/x", "text": t[0]})),
         None,
     )
@@ -102,7 +76,7 @@ async fn every_endpoint_answers_over_http() {
     let (_, v) = call(
         &c,
         M::POST,
-        &format!("{}/v1/check", s.base),
+        &format!("{}/v1/check", s.base()),
         Some(json!({"url": "https://b.test/y", "text": edited})),
         None,
     )
@@ -110,14 +84,14 @@ async fn every_endpoint_answers_over_http() {
     assert_eq!(v["near"][0]["url"].as_str(), Some("https://a.test/one"), "{v}");
     assert!(v["near"][0]["jaccard"].as_f64().unwrap() < 1.0);
 
-    let (st, v) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Ftwo", s.base), None, None).await;
+    let (st, v) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Ftwo", s.base()), None, None).await;
     assert_eq!(st, 200);
     assert_eq!((v["pages"][0]["crawl"].as_str(), v["pages"][0]["title"].as_str()), (Some("api"), Some("Two")));
     assert_eq!(v["pages"][0]["redirects"], json!([{"url": "https://a.test/two", "status": 301}]), "{v}");
-    let (st, _) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fnone", s.base), None, None).await;
+    let (st, _) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fnone", s.base()), None, None).await;
     assert_eq!(st, 404);
 
-    let (st, v) = call(&c, M::GET, &format!("{}/v1/stats", s.base), None, None).await;
+    let (st, v) = call(&c, M::GET, &format!("{}/v1/stats", s.base()), None, None).await;
     assert_eq!((st, v["pages"].as_u64()), (200, Some(2)));
     // The main texts are stored with the pages, for `webdup audit --index`.
     let index = webdup::store::Index::open_existing(dir.path().join("i.db")).unwrap();
@@ -126,20 +100,22 @@ async fn every_endpoint_answers_over_http() {
     assert!(text_of("api").is_some_and(|x| x.contains(&t[1][..60])), "the extracted text of the HTML page");
     drop(index);
 
-    let (st, v) = call(&c, M::DELETE, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fone", s.base), None, None).await;
+    let (st, v) =
+        call(&c, M::DELETE, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fone", s.base()), None, None).await;
     assert_eq!((st, v["removed"].as_u64()), (200, Some(1)));
-    let (st, _) = call(&c, M::DELETE, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fone", s.base), None, None).await;
+    let (st, _) =
+        call(&c, M::DELETE, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Fone", s.base()), None, None).await;
     assert_eq!(st, 404);
     let (_, v) = call(
         &c,
         M::POST,
-        &format!("{}/v1/check", s.base),
+        &format!("{}/v1/check", s.base()),
         Some(json!({"url": "https://b.test/x", "text": t[0]})),
         None,
     )
     .await;
     assert_eq!(v["seen"].as_bool(), Some(false));
-    let (st, _) = call(&c, M::GET, &format!("{}/nowhere", s.base), None, None).await;
+    let (st, _) = call(&c, M::GET, &format!("{}/nowhere", s.base()), None, None).await;
     assert_eq!(st, 404);
 }
 
@@ -149,7 +125,7 @@ async fn bad_bodies_get_a_clear_4xx_and_the_server_keeps_serving() {
     let s = start(&dir.path().join("i.db"), &["--bind", "127.0.0.1:0", "--max-body", "2000"]);
     let c = reqwest::Client::new();
     use reqwest::Method as M;
-    let url = format!("{}/v1/check", s.base);
+    let url = format!("{}/v1/check", s.base());
 
     let big = json!({"url": "https://a.test/big", "text": "word ".repeat(1000)});
     let (st, v) = call(&c, M::POST, &url, Some(big), None).await;
@@ -169,7 +145,7 @@ async fn bad_bodies_get_a_clear_4xx_and_the_server_keeps_serving() {
     assert_eq!(st, 400);
     let (st, v) = call(&c, M::POST, &url, Some(json!({"url": "https://a.test/x", "text": "   "})), None).await;
     assert_eq!(st, 422, "{v}");
-    let (st, _) = call(&c, M::GET, &format!("{}/v1/pages", s.base), None, None).await;
+    let (st, _) = call(&c, M::GET, &format!("{}/v1/pages", s.base()), None, None).await;
     assert_eq!(st, 400);
 
     let (st, _) = call(&c, M::POST, &url, Some(json!({"url": "https://a.test/x", "text": texts(1, 1)[0]})), None).await;
@@ -194,15 +170,15 @@ async fn off_loopback_needs_a_token_and_then_every_client_must_send_it() {
     let s = start(&db, &["--bind", "0.0.0.0:0", "--token", "s3cret-token"]);
     let c = reqwest::Client::new();
     use reqwest::Method as M;
-    let stats = format!("{}/v1/stats", s.base);
+    let stats = format!("{}/v1/stats", s.base());
     assert_eq!(call(&c, M::GET, &stats, None, None).await.0, 401);
     assert_eq!(call(&c, M::GET, &stats, None, Some("wrong")).await.0, 401);
     assert_eq!(call(&c, M::GET, &stats, None, Some("s3cret-token")).await.0, 200);
     let (st, _) =
-        call(&c, M::POST, &format!("{}/v1/pages", s.base), Some(json!({"url": "u", "text": "a b c d e f"})), None)
+        call(&c, M::POST, &format!("{}/v1/pages", s.base()), Some(json!({"url": "u", "text": "a b c d e f"})), None)
             .await;
     assert_eq!(st, 401);
-    assert_eq!(call(&c, M::GET, &format!("{}/health", s.base), None, None).await.0, 200);
+    assert_eq!(call(&c, M::GET, &format!("{}/health", s.base()), None, None).await.0, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,7 +192,7 @@ async fn concurrent_checks_and_inserts_lose_nothing() {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for client in 0..CLIENTS {
-        let (c, t, base) = (c.clone(), t.clone(), s.base.clone());
+        let (c, t, base) = (c.clone(), t.clone(), s.base());
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = 0;
@@ -265,7 +241,7 @@ async fn concurrent_checks_and_inserts_lose_nothing() {
         latencies[latencies.len() * 99 / 100],
     );
     assert_eq!(errors, 0);
-    let (_, v) = call(&c, reqwest::Method::GET, &format!("{}/v1/stats", s.base), None, None).await;
+    let (_, v) = call(&c, reqwest::Method::GET, &format!("{}/v1/stats", s.base()), None, None).await;
     assert_eq!(v["pages"].as_u64(), Some((CLIENTS * PER_CLIENT) as u64), "{v}");
     assert!(elapsed < Duration::from_secs(120));
 }
@@ -278,7 +254,7 @@ async fn sigterm_lets_the_request_in_flight_finish_then_exits_cleanly() {
     // A page big enough that extracting it is still under way when the signal arrives.
     let body: String = texts(400, 11).join("</p><p>");
     let html = format!("<html><head><title>Big</title></head><body><article><p>{body}</p></article></body></html>");
-    let url = format!("{}/v1/pages", s.base);
+    let url = format!("{}/v1/pages", s.base());
     let insert = tokio::spawn(async move {
         let c = reqwest::Client::new();
         call(&c, reqwest::Method::POST, &url, Some(json!({"url": "https://a.test/big", "html": html})), None).await

@@ -3,45 +3,17 @@
 //! than announced, clients that leave, and a stop signal with work in
 //! flight. Every wait is bounded.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+#[path = "support/serve.rs"]
+mod serve_process;
+
 use serde_json::{Value, json};
+use serve_process::start;
 use webdup::synth::{SynthConfig, corpus};
-
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `webdup serve` on port 0 with `extra` flags and reads its port
-/// from stderr; the rest of stderr is drained so the server never blocks.
-fn start(db: &std::path::Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--index"])
-        .arg(db)
-        .args(extra)
-        .env_remove("WEBDUP_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let port = line.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).unwrap_or_else(|| panic!("{line}"));
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Server { child, addr: SocketAddr::from(([127, 0, 0, 1], port)) }
-}
 
 /// One request on a new connection (`Connection: close`); the status and
 /// the body as JSON (a JSON string when it is not JSON). Panics after `limit`.

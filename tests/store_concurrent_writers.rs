@@ -3,14 +3,18 @@
 //! process, two `webdup serve` processes, and `webdup index add` beside a
 //! busy server. Every acknowledged page is found afterwards.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/serve.rs"]
+mod serve_process;
+
 use serde_json::{Value, json};
+use serve_process::{Server, start};
 use webdup::engine::{Config, Fingerprinter};
 use webdup::store::{Index, Page};
 use webdup::synth::{SynthConfig, corpus};
@@ -58,35 +62,6 @@ fn two_index_handles_insert_concurrently_without_failures() {
     assert_eq!(index.verify().unwrap(), Vec::<String>::new());
 }
 
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(db: &std::path::Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--index"])
-        .arg(db)
-        .env_remove("WEBDUP_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let port = line.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).unwrap_or_else(|| panic!("{line}"));
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Server { child, addr: SocketAddr::from(([127, 0, 0, 1], port)) }
-}
-
 /// One request on a new connection; the status and the body as JSON.
 fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     let limit = Duration::from_secs(40);
@@ -115,7 +90,7 @@ fn two_serve_processes_on_one_index_lose_no_insert() {
     const PER_THREAD: usize = 150;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("i.db");
-    let servers: Vec<Server> = (0..SERVERS).map(|_| start(&db)).collect();
+    let servers: Vec<Server> = (0..SERVERS).map(|_| start(&db, &[])).collect();
     let t = Arc::new(texts(SERVERS * THREADS * PER_THREAD, 22));
     let started = Instant::now();
     let mut threads = Vec::new();
@@ -185,7 +160,7 @@ fn index_add_beside_a_busy_server_stores_every_page() {
             format!("<html><head><title>Page {i}</title></head><body><article><p>{text}</p></article></body></html>");
         std::fs::write(pages.join(format!("{i:04}.html")), html).unwrap();
     }
-    let server = start(&db);
+    let server = start(&db, &[]);
     let stop = Arc::new(AtomicBool::new(false));
     let load_texts = Arc::new(texts(4000, 24));
     let load: Vec<_> = (0..4)

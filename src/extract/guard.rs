@@ -533,6 +533,20 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Closes the formatting element at `at` (a misnested end tag, or a
+    /// second `<a>` or `<nobr>`). With no special element above it, that is
+    /// a plain pop. Otherwise the parser runs the adoption agency: up to
+    /// eight rounds, each of which may move a block under a new copy of
+    /// the element, one level deeper; the stack keeps its height. The scan
+    /// keeps the stack and counts the eight levels as misnesting.
+    fn adopt(&mut self, at: usize) {
+        if self.stack[at + 1..].iter().any(|o| self.special(o)) {
+            self.cost.misnested += 8;
+        } else {
+            self.pop_to(at);
+        }
+    }
+
     /// A leaf at the current position (void and raw-text elements).
     fn leaf(&mut self) {
         self.cost.depth = self.cost.depth.max(BASE + self.stack.len() + 1);
@@ -620,10 +634,8 @@ impl<'a> Scanner<'a> {
             && let Active::Element(e) = self.active[k]
         {
             // A second `<a>` closes the first (the adoption agency).
-            if let Some(at) = self.stack.iter().rposition(|o| o.id == e.id)
-                && !self.stack[at + 1..].iter().any(|o| self.special(o))
-            {
-                self.pop_to(at);
+            if let Some(at) = self.stack.iter().rposition(|o| o.id == e.id) {
+                self.adopt(at);
             }
             self.active.remove(k);
         }
@@ -694,12 +706,14 @@ impl<'a> Scanner<'a> {
             while self.top_is(&[b"rb", b"rt", b"rp"]) {
                 self.stack.pop();
             }
-        } else if eq(b"button") || eq(b"nobr") {
-            // A second one closes the first when nothing special is between.
-            let boundary = if eq(b"button") { F_SCOPE } else { F_SPECIAL };
-            if let Some(i) = self.in_scope(&[n], boundary) {
+        } else if eq(b"button") {
+            if let Some(i) = self.in_scope(&[n], F_SCOPE) {
                 self.pop_to(i);
             }
+        } else if eq(b"nobr")
+            && let Some(i) = self.in_scope(&[n], F_SCOPE)
+        {
+            self.adopt(i);
         }
         if eq(b"plaintext") {
             // Everything after it is text.
@@ -722,6 +736,13 @@ impl<'a> Scanner<'a> {
 
     fn end_tag(&mut self, n: &[u8]) {
         let any = |xs: &[&[u8]]| xs.iter().any(|x| x.eq_ignore_ascii_case(n));
+        if any(&[b"p", b"br"]) {
+            // `</p>` and `</br>` leave SVG and MathML content, as breakout
+            // start tags do.
+            while self.in_foreign() {
+                self.stack.pop();
+            }
+        }
         if any(&[b"html", b"body", b"head"]) {
             return;
         }
@@ -738,27 +759,28 @@ impl<'a> Scanner<'a> {
         }
         let c = class(n);
         let formatting = c & F_FORMATTING != 0;
-
         for i in (0..self.stack.len()).rev() {
             let o = self.stack[i];
-            if o.name.eq_ignore_ascii_case(n) {
-                if formatting && o.ns == Ns::Html && self.stack[i + 1..].iter().any(|x| self.special(x)) {
-                    // The adoption agency moves the block under a copy of
-                    // the formatting element: one level deeper, same stack.
-                    self.cost.misnested += 1;
+            // A formatting element's end tag closes an HTML element only
+            // (the parser's list of active formatting elements holds no
+            // SVG or MathML ones).
+            if o.name.eq_ignore_ascii_case(n) && (o.ns == Ns::Html || !formatting) {
+                if formatting {
+                    self.adopt(i);
+                    self.forget_formatting(o.id);
                 } else {
                     self.pop_to(i);
-                }
-                if formatting {
-                    self.forget_formatting(o.id);
                 }
                 return;
             }
             // A block's end tag closes elements whose end tag is implied
             // (li, dd, dt, p, option, ...) on the way: the parser generates
-            // their end tags. Any other end tag stops at a special element.
+            // their end tags. Any other end tag stops at a special element;
+            // a formatting element's only at SVG and MathML integration
+            // points (the adoption agency works through the others).
             let block = c & F_SPECIAL != 0;
-            if self.special(&o) && !formatting && !(block && self.is(&o, IMPLIED_END)) {
+            let stops = if formatting { o.ns != Ns::Html } else { !(block && self.is(&o, IMPLIED_END)) };
+            if self.special(&o) && stops {
                 return;
             }
         }
@@ -1037,6 +1059,9 @@ mod tests {
             "<rp>te<rp>x</option><option>y",
             "<div><li></div><d><d><li><d><h>",
             "<sp><p></sp><t>",
+            "<a><g><p><a></a></p><pa><pg></g><e><p><g>",
+            "<svg></p><pa><p><a>",
+            "<svg><a><title><g></a><g>",
         ] {
             let cost = scan(html, &unlimited());
             assert!(cost.depth + cost.misnested >= dom_depth(html), "{html}: {cost:?} vs {}", dom_depth(html));

@@ -233,16 +233,23 @@ fn is_document_name(path: &Path) -> bool {
 /// A path as shown in reports: its text, with each byte that is not UTF-8
 /// written `\xNN`, so two names that differ only there stay apart.
 pub fn path_id(path: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = path.as_os_str().as_bytes();
-    let mut id = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        id.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            id.push_str(&format!("\\x{b:02X}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        let mut id = String::with_capacity(bytes.len());
+        for chunk in bytes.utf8_chunks() {
+            id.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                id.push_str(&format!("\\x{b:02X}"));
+            }
         }
+        id
     }
-    id
+    #[cfg(not(unix))]
+    {
+        path.to_string_lossy().into_owned()
+    }
 }
 
 /// A list's entries with their line numbers (1-based): blank lines and `#`
@@ -329,16 +336,24 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 fn not_regular(meta: &std::fs::Metadata) -> String {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    let what = if t.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
+    #[cfg(unix)]
+    let what = {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "a special file"
+        }
+    };
+    #[cfg(not(unix))]
+    let what = {
+        let _ = meta;
+        "a special file"
     };
     format!("{what}, not a regular file; pipe a list of inputs to `-` instead")
 }

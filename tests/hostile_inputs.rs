@@ -2,7 +2,9 @@
 //! a remote sitemap that names local files, special files, file names that
 //! are not UTF-8, list files with bad lines. Each runs the real binary and
 //! asserts a clear per-input error, a run that ends, and the rest of the
-//! inputs intact.
+//! inputs intact. FIFOs, devices and file names that are not UTF-8 are
+//! Unix matters.
+#![cfg(unix)]
 
 mod support;
 

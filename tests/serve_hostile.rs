@@ -11,35 +11,9 @@ use std::time::{Duration, Instant};
 #[path = "support/serve.rs"]
 mod serve_process;
 
-use serde_json::{Value, json};
-use serve_process::start;
+use serde_json::json;
+use serve_process::{read_response, request, start};
 use webdup::synth::{SynthConfig, corpus};
-
-/// One request on a new connection (`Connection: close`); the status and
-/// the body as JSON (a JSON string when it is not JSON). Panics after `limit`.
-fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>, limit: Duration) -> (u16, Value) {
-    let mut s = TcpStream::connect_timeout(&addr, limit).unwrap();
-    s.set_read_timeout(Some(limit)).unwrap();
-    s.set_write_timeout(Some(limit)).unwrap();
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    read_response(&mut s).unwrap_or_else(|e| panic!("{method} {path}: no answer: {e}"))
-}
-
-fn read_response(s: &mut TcpStream) -> std::io::Result<(u16, Value)> {
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    Ok((status, serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()))))
-}
 
 fn healthy(addr: SocketAddr, limit: Duration) -> bool {
     let t0 = Instant::now();

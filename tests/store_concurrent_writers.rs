@@ -3,8 +3,6 @@
 //! process, two `webdup serve` processes, and `webdup index add` beside a
 //! busy server. Every acknowledged page is found afterwards.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,8 +11,11 @@ use std::time::{Duration, Instant};
 #[path = "support/serve.rs"]
 mod serve_process;
 
-use serde_json::{Value, json};
-use serve_process::{Server, start};
+use serde_json::json;
+use serve_process::{Server, request, start};
+
+/// How long one request to a busy server may take.
+const REQUEST_LIMIT: Duration = Duration::from_secs(40);
 use webdup::engine::{Config, Fingerprinter};
 use webdup::store::{Index, Page};
 use webdup::synth::{SynthConfig, corpus};
@@ -62,27 +63,6 @@ fn two_index_handles_insert_concurrently_without_failures() {
     assert_eq!(index.verify().unwrap(), Vec::<String>::new());
 }
 
-/// One request on a new connection; the status and the body as JSON.
-fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-    let limit = Duration::from_secs(40);
-    let mut s = TcpStream::connect_timeout(&addr, limit).unwrap();
-    s.set_read_timeout(Some(limit)).unwrap();
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into())))
-}
-
 #[test]
 fn two_serve_processes_on_one_index_lose_no_insert() {
     const SERVERS: usize = 2;
@@ -103,7 +83,8 @@ fn two_serve_processes_on_one_index_lose_no_insert() {
                 for i in 0..PER_THREAD {
                     let n = (sv * THREADS + th) * PER_THREAD + i;
                     let url = format!("https://pair.test/{n}");
-                    let (status, v) = request(addr, "POST", "/v1/pages", Some(&json!({"url": url, "text": t[n]})));
+                    let (status, v) =
+                        request(addr, "POST", "/v1/pages", Some(&json!({"url": url, "text": t[n]})), REQUEST_LIMIT);
                     if status == 201 {
                         acknowledged.push(url);
                     } else {
@@ -138,7 +119,7 @@ fn two_serve_processes_on_one_index_lose_no_insert() {
     for (i, url) in acknowledged.iter().enumerate() {
         let server = &servers[i % SERVERS];
         let q: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
-        let (status, v) = request(server.addr, "GET", &format!("/v1/pages?url={q}"), None);
+        let (status, v) = request(server.addr, "GET", &format!("/v1/pages?url={q}"), None, REQUEST_LIMIT);
         assert_eq!(status, 200, "{url}: {v}");
     }
     drop(servers);
@@ -173,7 +154,7 @@ fn index_add_beside_a_busy_server_stores_every_page() {
                 while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                     let n = (th * 1000 + i) % t.len();
                     let body = json!({"url": format!("https://busy.test/{th}/{i}"), "text": t[n]});
-                    match request(addr, "POST", "/v1/pages", Some(&body)) {
+                    match request(addr, "POST", "/v1/pages", Some(&body), REQUEST_LIMIT) {
                         (201, _) => ok += 1,
                         (status, v) => failed.push(format!("{status} {v}")),
                     }
@@ -201,7 +182,7 @@ fn index_add_beside_a_busy_server_stores_every_page() {
     }
     assert!(out.status.success(), "index add: {:?}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(served > 0, "the server was not busy");
-    let (status, v) = request(server.addr, "GET", "/v1/stats", None);
+    let (status, v) = request(server.addr, "GET", "/v1/stats", None, REQUEST_LIMIT);
     assert_eq!(status, 200);
     let batch = v["crawls"].as_array().unwrap().iter().find(|c| c["crawl"] == "batch").cloned();
     assert_eq!(batch.as_ref().and_then(|c| c["pages"].as_u64()), Some(PAGES as u64), "{v}");

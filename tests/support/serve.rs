@@ -6,10 +6,13 @@
 // Each test file uses a part of this.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
 
 pub struct Server {
     pub child: Child,
@@ -49,4 +52,30 @@ pub fn start(db: &Path, extra: &[&str]) -> Server {
     let port = line.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).unwrap_or_else(|| panic!("{line}"));
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     Server { child, addr: SocketAddr::from(([127, 0, 0, 1], port)) }
+}
+
+/// One request on a new connection (`Connection: close`); the status and
+/// the body as JSON (a JSON string when it is not JSON). Panics after `limit`.
+pub fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>, limit: Duration) -> (u16, Value) {
+    let mut s = TcpStream::connect_timeout(&addr, limit).unwrap();
+    s.set_read_timeout(Some(limit)).unwrap();
+    s.set_write_timeout(Some(limit)).unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    read_response(&mut s).unwrap_or_else(|e| panic!("{method} {path}: no answer: {e}"))
+}
+
+pub fn read_response(s: &mut TcpStream) -> std::io::Result<(u16, Value)> {
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    Ok((status, serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()))))
 }

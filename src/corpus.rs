@@ -47,6 +47,7 @@ use scraper::{Html, Node};
 
 use crate::extract::eval::{self, EvalError, Sample};
 use crate::sketch::minhash::splitmix64;
+use crate::synth::Rng;
 
 /// Least share of the ground truth's words the content element must hold.
 pub const MIN_COVER: f64 = 0.8;
@@ -283,25 +284,6 @@ pub struct Corpus {
     templates: Vec<usize>,
     contents: Vec<Content>,
     pages: Vec<Page>,
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        splitmix64(&mut self.0)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i + 1));
-        }
-    }
 }
 
 /// Source pages named `aeb/<id>` or `wcxb-dev/<id>`, and the names of the

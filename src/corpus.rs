@@ -998,15 +998,7 @@ fn edit_words(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<String>, 
     let (mut affected, mut edits) = (0, 0);
     while affected < target {
         let current: usize = paras.iter().map(Vec::len).sum();
-        let mut at = rng.below(current);
-        let Some(pi) = paras.iter().position(|p| {
-            if at < p.len() {
-                true
-            } else {
-                at -= p.len();
-                false
-            }
-        }) else {
+        let Some((pi, at)) = locate(&paras, rng.below(current)) else {
             break;
         };
         let p = &mut paras[pi];
@@ -1046,15 +1038,7 @@ fn rewrite_phrases(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<Stri
     let target = ((total as f64 * rate).round() as usize).max(1);
     let (mut changed, mut runs) = (0, 0);
     while changed < target {
-        let mut at = rng.below(total);
-        let Some(pi) = paras.iter().position(|p| {
-            if at < p.len() {
-                true
-            } else {
-                at -= p.len();
-                false
-            }
-        }) else {
+        let Some((pi, at)) = locate(&paras, rng.below(total)) else {
             break;
         };
         let p = &mut paras[pi];
@@ -1066,6 +1050,18 @@ fn rewrite_phrases(paragraphs: &[String], rate: f64, rng: &mut Rng) -> (Vec<Stri
         runs += 1;
     }
     (paras.into_iter().map(|p| p.join(" ")).collect(), runs)
+}
+
+/// The paragraph holding word `at` of the text's words counted across
+/// paragraphs, and the word's place in it.
+fn locate(paras: &[Vec<String>], mut at: usize) -> Option<(usize, usize)> {
+    for (pi, p) in paras.iter().enumerate() {
+        if at < p.len() {
+            return Some((pi, at));
+        }
+        at -= p.len();
+    }
+    None
 }
 
 /// The template with its holes filled; `swaps` replaces some link texts.

@@ -250,8 +250,9 @@ async fn concurrent_checks_and_inserts_lose_nothing() {
 async fn sigterm_lets_the_request_in_flight_finish_then_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("i.db");
-    let mut s = start(&db, &["--bind", "127.0.0.1:0"]);
-    // A page big enough that extracting it is still under way when the signal arrives.
+    // The slowest extractor and a page big enough that extracting it is
+    // still under way when the signal arrives.
+    let mut s = start(&db, &["--bind", "127.0.0.1:0", "--extractor", "auto"]);
     let body: String = texts(400, 11).join("</p><p>");
     let html = format!("<html><head><title>Big</title></head><body><article><p>{body}</p></article></body></html>");
     let url = format!("{}/v1/pages", s.base());
@@ -274,7 +275,8 @@ async fn sigterm_lets_the_request_in_flight_finish_then_exits_cleanly() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(exit.success(), "{exit:?}");
-    let config = webdup::engine::Config::default().validate().unwrap();
+    let extract = webdup::extract::ExtractConfig::new(webdup::extract::ExtractorKind::Auto);
+    let config = webdup::engine::Config { extract, ..Default::default() }.validate().unwrap();
     let index = webdup::store::Index::open(&db, &config).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(index.stats().unwrap().pages, 1);
 }

@@ -173,7 +173,7 @@ fn extract_pages(
     if url.is_some() && pages.len() != 1 {
         bail!("--url applies to a single page; {} were given", pages.len());
     }
-    let config = args.to_config()?;
+    let config = args.to_config(webdup::extract::ExtractorKind::Auto)?;
     let sources: Vec<Source> = pages
         .iter()
         .enumerate()
@@ -412,33 +412,41 @@ fn write_output(
     Ok(())
 }
 
-/// Prints the LSH banding and its S-curve to standard error.
+/// Prints the LSH banding `cluster` uses and its S-curve to standard error:
+/// the banding is tuned for the lower of the two thresholds, so that its
+/// candidates cover both rules.
 fn explain_lsh(config: &webdup::Config) {
-    let p = config.lsh_params();
+    let threshold = config.lowest_threshold();
+    let p = webdup::index::LshParams::optimal(threshold, config.permutations);
     eprintln!(
-        "LSH: {} bands x {} rows ({} of {} permutations) for threshold {}",
+        "LSH: {} bands x {} rows ({} of {} permutations) for threshold {threshold}",
         p.bands,
         p.rows,
         p.used_rows(),
         config.permutations,
-        config.threshold
     );
+    if let Some(cross) = config.cross_site_threshold {
+        eprintln!(
+            "  the lower of --threshold {} (pages of one site) and --cross-site-threshold {cross}",
+            config.threshold
+        );
+    }
     eprintln!(
         "  chosen by minimizing 0.5 x false-positive area + 0.5 x false-negative area among bandings \
          that catch at least {:.1}% of pairs at the threshold",
         webdup::index::lsh::RECALL_FLOOR * 100.0
     );
     eprintln!("  similarity  P(candidate)");
-    let mut points: Vec<f64> = vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, config.threshold];
+    let mut points: Vec<f64> = vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, threshold];
     points.sort_by(f64::total_cmp);
     points.dedup();
     for s in points {
-        let mark = if s == config.threshold { "  <- threshold" } else { "" };
+        let mark = if s == threshold { "  <- threshold" } else { "" };
         eprintln!("  {s:>10.2}  {:>12.4}{mark}", p.probability(s));
     }
     eprintln!(
         "  false-positive area {:.4}, false-negative area {:.4}",
-        p.false_positive_area(config.threshold),
-        p.false_negative_area(config.threshold)
+        p.false_positive_area(threshold),
+        p.false_negative_area(threshold)
     );
 }

@@ -19,6 +19,7 @@
 //! assert!(page.text.contains("quick brown fox") && !page.text.contains("About"));
 //! ```
 
+mod blocks;
 mod clean;
 mod combine;
 pub mod eval;
@@ -61,18 +62,21 @@ pub enum ExtractorKind {
     /// Readability's article cleaned with trafilatura's discard rules:
     /// about as precise as trafilatura on articles, several times faster.
     Fast,
+    /// Block classification: furniture rules, link density, runs of words.
+    Blocks,
     /// Visible body text without navigation, header, footer and sidebars.
     None,
 }
 
 impl ExtractorKind {
     /// Every extractor, default first.
-    pub const ALL: [ExtractorKind; 6] = [
+    pub const ALL: [ExtractorKind; 7] = [
         ExtractorKind::Auto,
         ExtractorKind::Trafilatura,
         ExtractorKind::RsTrafilatura,
         ExtractorKind::Readability,
         ExtractorKind::Fast,
+        ExtractorKind::Blocks,
         ExtractorKind::None,
     ];
 
@@ -83,6 +87,7 @@ impl ExtractorKind {
             ExtractorKind::RsTrafilatura => "rs-trafilatura",
             ExtractorKind::Readability => "readability",
             ExtractorKind::Fast => "fast",
+            ExtractorKind::Blocks => "blocks",
             ExtractorKind::None => "none",
         }
     }
@@ -203,6 +208,7 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
         ExtractorKind::Fast => {
             combine::guarded(|| combine::fast(html, url.as_ref())).or_else(|| combine::chromeless(html))
         }
+        ExtractorKind::Blocks => combine::guarded(|| blocks::blocks(html)).or_else(|| combine::chromeless(html)),
         ExtractorKind::None => combine::chromeless(html),
     };
     if let Some(e) = found {

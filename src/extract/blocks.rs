@@ -1,0 +1,538 @@
+//! The block classifier: one parse, the page cut into text blocks, each
+//! block judged on its own words and where it sits, the page's text the
+//! blocks judged content.
+//!
+//! Extractors that look for the page's largest run of text fail on thin
+//! pages: when the page's own text is 20 words, the largest text on it is
+//! the site's ticker, link list, cookie notice or teaser column, and two
+//! thin pages of one site then come out identical. Here no block is content
+//! because it is long. A block is left out when it is page furniture by
+//! tag, role or a discard rule (`nav`, `footer`, a cookie notice, a share
+//! bar, a "related" teaser box: see [`super::clean`]), or mostly link text
+//! (a ticker, a menu, a list of headlines), as in jusText and boilerpipe.
+//! What remains is content when it is a run of at least [`GOOD_WORDS`]
+//! words, and short blocks (headings, one-line paragraphs) join it when
+//! they sit between content blocks or head one. A page with no such run (a
+//! product grid, a listing) keeps its short blocks outside the furniture.
+
+use std::collections::{HashMap, HashSet};
+
+use ego_tree::NodeId;
+use ego_tree::iter::Edge;
+use scraper::{Html, Node};
+
+use super::Extracted;
+use super::clean::chrome;
+use super::visible::BLOCK;
+
+/// Elements whose text is never content: not shown, or controls.
+const SKIP: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas", "video", "audio",
+    "head", "select", "option", "textarea", "button", "label", "input", "dialog",
+];
+
+/// ARIA roles of page chrome.
+const CHROME_ROLES: &[&str] =
+    &["navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "dialog", "alertdialog"];
+
+/// Words a block needs to be content on its own (jusText's `length_low`
+/// of 70 characters is about 10 words of English).
+pub(super) const GOOD_WORDS: usize = 10;
+
+/// A block whose link text is more than this share of its words is a
+/// link list, a ticker or a menu item.
+const MAX_LINK_DENSITY: f64 = 1.0 / 3.0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// A run of words outside the furniture, little of it link text.
+    Good,
+    /// Too short to judge alone: kept between content, or on a page with none.
+    Short,
+    /// Mostly link text.
+    Linky,
+    /// Matched a discard rule (class or id): furniture unless the page has
+    /// nothing else.
+    Weak,
+    /// Navigation, footer, sidebar, banner, cookie notice, hidden.
+    Chrome,
+}
+
+#[derive(Debug)]
+struct Block {
+    text: String,
+    words: usize,
+    linked: usize,
+    heading: bool,
+    class: Class,
+}
+
+/// Walk state: how many open elements of each kind enclose the text.
+#[derive(Default)]
+struct Depths {
+    skip: usize,
+    link: usize,
+    chrome: usize,
+    weak: usize,
+    heading: usize,
+    main: usize,
+}
+
+/// What an open element added to [`Depths`], undone when it closes.
+#[derive(Clone, Copy, Default)]
+struct Frame {
+    link: bool,
+    chrome: bool,
+    weak: bool,
+    heading: bool,
+    main: bool,
+    boundary: bool,
+}
+
+/// The page's main text by block classification, or `None` when no block
+/// outside the page chrome has a word.
+pub(super) fn blocks(html: &str) -> Option<Extracted> {
+    let doc = Html::parse_document(html);
+    let (mut blocks, title) = segment(&doc);
+    classify(&mut blocks);
+
+    let text = choose(&blocks)?;
+    Some(Extracted { text, title, extractor: "blocks" })
+}
+
+/// What the segmentation needs to know about the page before it starts:
+/// which elements hold the page's heading or article, and which discard
+/// rules match the site's own content template.
+struct Survey {
+    /// The first `h1` outside the chrome, `article` and `main`, and their
+    /// ancestors: the content is in there, whatever their class says.
+    exempt: HashSet<NodeId>,
+    /// Rules whose matches are at least [`MAX_RULE_SHARE`] of the page's
+    /// words in [`MIN_RULE_MATCHES`] or more elements: the site's content
+    /// template (every paragraph of an Elementor page is a "widget"), not
+    /// furniture.
+    ignored: HashSet<&'static str>,
+}
+
+/// See [`Survey::ignored`].
+const MAX_RULE_SHARE: f64 = 1.0 / 3.0;
+const MIN_RULE_MATCHES: usize = 3;
+/// An element holding [`MAX_RULE_SHARE`] of the page's words in at least
+/// this many paragraphs is a wrapper of the content, whatever its class
+/// (`main right-sidebar`) or inline style (content hidden until a script
+/// shows it); a bio box, a teaser or a notice is one or two paragraphs.
+const MIN_WRAPPER_PARAGRAPHS: usize = 3;
+
+/// An element open during the survey.
+struct Open {
+    id: NodeId,
+    /// Words under it, outside links and chrome.
+    words: usize,
+    /// Words whose nearest block-level element it is.
+    own: usize,
+    /// Block-level elements under it with [`GOOD_WORDS`] of their own.
+    paragraphs: usize,
+    rule: Option<&'static str>,
+    chrome: bool,
+    block: bool,
+}
+
+fn survey(doc: &Html) -> Survey {
+    let mut exempt = HashSet::new();
+    let mut by_rule: HashMap<&'static str, (usize, usize)> = HashMap::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut blocks: Vec<usize> = Vec::new();
+    let mut sizes: Vec<(NodeId, usize, usize)> = Vec::new();
+    let (mut skip, mut chrome_depth, mut ruled, mut link) = (0usize, 0usize, 0usize, 0usize);
+    let mut found_h1 = false;
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(e) => {
+                    if skip > 0 || SKIP.contains(&e.name()) {
+                        skip += 1;
+                        continue;
+                    }
+                    let name = e.name();
+                    let is_chrome = chrome(e) || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()));
+                    chrome_depth += usize::from(is_chrome);
+                    link += usize::from(name == "a");
+                    let first_h1 = name == "h1" && chrome_depth == 0 && !found_h1;
+                    if first_h1 || matches!(name, "article" | "main") || e.attr("role") == Some("main") {
+                        found_h1 |= first_h1;
+                        exempt.extend(node.ancestors().map(|a| a.id()));
+                        exempt.insert(node.id());
+                    }
+                    let rule = (ruled == 0 && !is_chrome).then(|| discarded(e)).flatten();
+                    ruled += usize::from(rule.is_some());
+                    let block = BLOCK.contains(&name);
+                    if block {
+                        blocks.push(stack.len());
+                    }
+                    stack.push(Open { id: node.id(), words: 0, own: 0, paragraphs: 0, rule, chrome: is_chrome, block });
+                }
+                Node::Text(t) if skip == 0 && chrome_depth == 0 && link == 0 => {
+                    let n = count_words(t);
+                    if let Some(top) = stack.last_mut() {
+                        top.words += n;
+                    }
+                    if let Some(&b) = blocks.last() {
+                        stack[b].own += n;
+                    }
+                }
+                _ => {}
+            },
+            Edge::Close(node) => {
+                let Node::Element(e) = node.value() else { continue };
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                let Some(mut o) = stack.pop() else { continue };
+                chrome_depth -= usize::from(o.chrome);
+                link -= usize::from(e.name() == "a");
+                if o.block {
+                    blocks.pop();
+                    o.paragraphs += usize::from(o.own >= GOOD_WORDS);
+                }
+                if let Some(r) = o.rule {
+                    ruled -= 1;
+                    let entry = by_rule.entry(r).or_default();
+                    entry.0 += o.words;
+                    entry.1 += 1;
+                }
+                sizes.push((o.id, o.words, o.paragraphs));
+                if let Some(top) = stack.last_mut() {
+                    top.words += o.words;
+                    top.paragraphs += o.paragraphs;
+                }
+            }
+        }
+    }
+    let total = sizes.last().map_or(0, |s| s.1).max(1) as f64;
+    exempt.extend(
+        sizes
+            .into_iter()
+            .filter(|(_, w, p)| *w as f64 >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS)
+            .map(|(id, _, _)| id),
+    );
+    let ignored = by_rule
+        .into_iter()
+        .filter(|(_, (words, matches))| *matches >= MIN_RULE_MATCHES && *words as f64 >= MAX_RULE_SHARE * total)
+        .map(|(r, _)| r)
+        .collect();
+    Survey { exempt, ignored }
+}
+
+/// Cuts the page into blocks: at block-level elements and at the borders of
+/// furniture, so that a block is furniture or not as a whole.
+fn segment(doc: &Html) -> (Vec<Block>, Option<String>) {
+    let survey = survey(doc);
+    let mut blocks = Vec::new();
+    let mut title = None;
+    let mut d = Depths::default();
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut current = Block { text: String::new(), words: 0, linked: 0, heading: false, class: Class::Short };
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(e) => {
+                    let name = e.name();
+                    // The document's title is in <head>, which is skipped.
+                    let in_head =
+                        node.parent().and_then(|p| p.value().as_element()).is_some_and(|p| p.name() == "head");
+                    if name == "title" && in_head && title.is_none() {
+                        let t: String = node.children().filter_map(|c| c.value().as_text().map(|t| &**t)).collect();
+                        title = Some(t.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|t| !t.is_empty());
+                    }
+                    if d.skip > 0 {
+                        d.skip += 1;
+                        continue;
+                    }
+                    let exempt = survey.exempt.contains(&node.id());
+                    if SKIP.contains(&name) || (hidden(e) && !exempt) {
+                        d.skip = 1;
+                        continue;
+                    }
+                    let main = matches!(name, "article" | "main") || e.attr("role") == Some("main");
+                    let is_chrome = chrome(e)
+                        || (name == "header" && d.main == 0 && !exempt)
+                        || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()));
+                    let weak = !is_chrome
+                        && !exempt
+                        && (name == "form" || discarded(e).is_some_and(|r| !survey.ignored.contains(r)));
+                    let heading = matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
+                    let f = Frame {
+                        link: name == "a",
+                        chrome: is_chrome,
+                        weak,
+                        heading,
+                        main,
+                        boundary: BLOCK.contains(&name) || is_chrome || weak,
+                    };
+                    if f.boundary {
+                        flush(&mut current, &d, &mut blocks);
+                    }
+                    d.link += usize::from(f.link);
+                    d.chrome += usize::from(f.chrome);
+                    d.weak += usize::from(f.weak);
+                    d.heading += usize::from(f.heading);
+                    d.main += usize::from(f.main);
+                    frames.push(f);
+                }
+                Node::Text(t) if d.skip == 0 => {
+                    let words = count_words(t);
+                    current.words += words;
+                    if d.link > 0 {
+                        current.linked += words;
+                    }
+                    super::visible::push_text(&mut current.text, t);
+                }
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if !node.value().is_element() {
+                    continue;
+                }
+                if d.skip > 0 {
+                    d.skip -= 1;
+                    continue;
+                }
+                let Some(f) = frames.pop() else { continue };
+                if f.boundary {
+                    flush(&mut current, &d, &mut blocks);
+                }
+                d.link -= usize::from(f.link);
+                d.chrome -= usize::from(f.chrome);
+                d.weak -= usize::from(f.weak);
+                d.heading -= usize::from(f.heading);
+                d.main -= usize::from(f.main);
+            }
+        }
+    }
+    flush(&mut current, &d, &mut blocks);
+    (blocks, title)
+}
+
+/// Ends the block being collected, judging it by the furniture around it.
+fn flush(current: &mut Block, d: &Depths, blocks: &mut Vec<Block>) {
+    if current.words == 0 {
+        current.text.clear();
+        current.linked = 0;
+        return;
+    }
+    let class = if d.chrome > 0 {
+        Class::Chrome
+    } else if d.weak > 0 {
+        Class::Weak
+    } else {
+        Class::Short
+    };
+    let text = std::mem::take(&mut current.text).trim().to_string();
+    blocks.push(Block { text, words: current.words, linked: current.linked, heading: d.heading > 0, class });
+    current.words = 0;
+    current.linked = 0;
+}
+
+/// Words in `class` and `id` that name page furniture wherever they are.
+/// Whole words only (`right-sidebar` matches, `sidebarless` does not), and
+/// only words that name one thing: trafilatura's substring rules (`bar`,
+/// `widget`, `message`, `expand`) are precise inside an article already
+/// found, but page-wide they match the content's own wrappers (Elementor
+/// puts every paragraph in a "widget", forums every post in a "message").
+const FURNITURE_WORDS: &[&str] = &[
+    "advert",
+    "advertisement",
+    "author",
+    "banner",
+    "bio",
+    "breadcrumb",
+    "breadcrumbs",
+    "byline",
+    "comment",
+    "comments",
+    "cookie",
+    "cookies",
+    "consent",
+    "footer",
+    "menu",
+    "modal",
+    "nav",
+    "navbar",
+    "navigation",
+    "newsletter",
+    "popular",
+    "popup",
+    "promo",
+    "recommended",
+    "related",
+    "share",
+    "sharing",
+    "sidebar",
+    "social",
+    "sponsored",
+    "subnav",
+    "subscribe",
+    "subscription",
+    "tags",
+    "teaser",
+    "teasers",
+    "toolbar",
+    "trending",
+];
+
+/// The furniture word `e`'s class or id contains, if any.
+fn discarded(e: &scraper::node::Element) -> Option<&'static str> {
+    let named = |v: &str| {
+        v.split(|c: char| !c.is_ascii_alphanumeric())
+            .find_map(|w| FURNITURE_WORDS.iter().find(|f| w.eq_ignore_ascii_case(f)).copied())
+    };
+    e.attr("class").and_then(named).or_else(|| e.id().and_then(named))
+}
+
+/// Hidden by attribute or inline style.
+fn hidden(e: &scraper::node::Element) -> bool {
+    if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    e.attr("style").is_some_and(|s| {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        s.contains("display:none") || s.contains("visibility:hidden")
+    })
+}
+
+/// Runs of letters and digits; each Han or kana character counts as a word,
+/// since those scripts put no spaces between words.
+pub(super) fn count_words(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        if is_ideograph(c) {
+            n += 1;
+            in_word = false;
+        } else if c.is_alphanumeric() {
+            if !in_word {
+                n += 1;
+            }
+            in_word = true;
+        } else {
+            in_word = false;
+        }
+    }
+    n
+}
+
+fn is_ideograph(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// Judges each block on its own, then short blocks by their neighbours.
+fn classify(blocks: &mut [Block]) {
+    for b in blocks.iter_mut() {
+        if b.class != Class::Short {
+            continue;
+        }
+        b.class = if b.linked as f64 > MAX_LINK_DENSITY * b.words as f64 {
+            Class::Linky
+        } else if b.words >= GOOD_WORDS && !b.heading {
+            Class::Good
+        } else {
+            Class::Short
+        };
+    }
+    // A short block between content blocks is content (a one-line
+    // paragraph, a subheading, a closing line before the footer); a heading
+    // right before content heads it. Furniture is out of the text's flow and
+    // does not count as a neighbour; the text's start or end counts as
+    // content.
+    let judged: Vec<Class> = blocks.iter().map(|b| b.class).collect();
+    let in_flow = |c: &&Class| matches!(c, Class::Good | Class::Linky);
+    for i in 0..blocks.len() {
+        if judged[i] != Class::Short {
+            continue;
+        }
+        let prev = judged[..i].iter().rev().find(in_flow);
+        let next = judged[i + 1..].iter().find(in_flow);
+        let good = |c: Option<&Class>| c == Some(&Class::Good);
+        let heads = blocks[i].heading && good(next);
+        let between = (good(prev) || prev.is_none()) && (good(next) || next.is_none()) && (good(prev) || good(next));
+        if heads || between {
+            blocks[i].class = Class::Good;
+        }
+    }
+}
+
+/// The content blocks' text; on a page without any, the short blocks
+/// outside the furniture, then those a discard rule matched.
+fn choose(blocks: &[Block]) -> Option<String> {
+    let levels: [&[Class]; 3] =
+        [&[Class::Good], &[Class::Good, Class::Short], &[Class::Good, Class::Short, Class::Linky, Class::Weak]];
+    levels.iter().find_map(|classes| {
+        let text: Vec<&str> = blocks.iter().filter(|b| classes.contains(&b.class)).map(|b| b.text.as_str()).collect();
+        (!text.is_empty()).then(|| text.join("\n"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTE: &str = "The reading room reopens on Monday with longer hours and a new catalogue terminal.";
+
+    fn text(html: &str) -> String {
+        blocks(html).map(|e| e.text).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_thin_page_keeps_its_own_words_and_not_the_sites_ticker() {
+        let ticker: String = (1..=15)
+            .map(|i| format!("<li><a href=/p{i}>12.03.2025 Latest article number {i} about the new phones</a></li>"))
+            .collect();
+        let html = format!(
+            "<html><body><header><a href=/>Blog</a></header><div class=main><h1>Reading room</h1><p>{NOTE}</p></div>\
+             <div class=col><h3>Letzte Artikel</h3><ul>{ticker}</ul></div>\
+             <div id=cookie-notice><p>We use cookies to improve your experience on this site and for analytics.</p></div>\
+             <footer><p>Copyright 2025 Example Blog, all rights reserved, imprint and privacy policy.</p></footer></body></html>"
+        );
+        assert_eq!(text(&html), format!("Reading room\n{NOTE}"));
+    }
+
+    #[test]
+    fn short_blocks_between_paragraphs_are_kept_and_link_text_inside_a_paragraph_counts_as_text() {
+        let html = format!(
+            "<article><h2>Hours</h2><p>{NOTE}</p><p>Doors at nine.</p><p>{NOTE} See <a href=/t>the timetable</a>.</p></article>"
+        );
+        assert_eq!(text(&html), format!("Hours\n{NOTE}\nDoors at nine.\n{NOTE} See the timetable."));
+    }
+
+    #[test]
+    fn a_page_without_a_paragraph_keeps_its_short_blocks_outside_the_chrome() {
+        let html = "<body><nav><a href=/>Home</a></nav><ul><li>Red kettle, 1.7 l</li><li>Blue kettle, 1 l</li></ul>\
+                    <footer>Shop Ltd</footer></body>";
+        assert_eq!(text(html), "Red kettle, 1.7 l\nBlue kettle, 1 l");
+        assert_eq!(text("<body><nav>Home</nav></body>"), "");
+    }
+
+    #[test]
+    fn hidden_text_and_controls_are_never_content() {
+        let html = format!(
+            "<body><p>{NOTE}</p><div style=\"display: none\">{NOTE} hidden</div><p hidden>{NOTE} too</p>\
+             <form><label>Your name (required)</label><button>Send</button></form></body>"
+        );
+        assert_eq!(text(&html), NOTE);
+    }
+
+    #[test]
+    fn the_title_is_the_documents_not_an_svg_tooltip() {
+        let html = format!(
+            "<html><head><title> Reading  room </title></head><body><svg><title>Icon</title></svg><p>{NOTE}</p></body></html>"
+        );
+        assert_eq!(blocks(&html).unwrap().title.as_deref(), Some("Reading room"));
+    }
+
+    #[test]
+    fn words_are_counted_in_scripts_without_spaces() {
+        assert_eq!(count_words("state-of-the-art, 2 words"), 6);
+        assert_eq!(count_words("東京都の図書館"), 7);
+    }
+}

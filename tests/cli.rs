@@ -287,3 +287,25 @@ fn index_stats_query_and_remove_use_the_settings_the_index_was_built_with() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.db"));
     assert!(!missing.exists());
 }
+
+/// An index made with another extractor (`auto`, the default before
+/// `blocks`) keeps it when `index add` names none; naming another is an
+/// error that says why.
+#[test]
+fn index_add_keeps_the_extractor_the_index_was_made_with_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let db = db.to_str().unwrap();
+    let add = |crawl: &str, extra: &[&str]| {
+        webdup(&[&["index", "add", "--crawl", crawl, "--index", db, "fixtures/example"][..], extra].concat(), &[])
+    };
+    let o = add("c1", &["--extractor", "auto"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = add("c2", &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats = json(&webdup(&["index", "stats", "--index", db], &[]));
+    assert_eq!(stats["pages"], 14, "{stats}");
+    let o = add("c3", &["--extractor", "fast"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("extractor = auto"), "{}", String::from_utf8_lossy(&o.stderr));
+}

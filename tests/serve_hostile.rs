@@ -226,7 +226,8 @@ fn cpu_until_idle(pid: u32, from: u64, limit: Duration) -> u64 {
 fn work_for_clients_that_left_is_not_done() {
     const LEAVERS: usize = 16;
     let dir = tempfile::tempdir().unwrap();
-    let s = start(&dir.path().join("i.db"), &["--workers", "1"]);
+    // The slowest extractor, so that one page's work is measurable.
+    let s = start(&dir.path().join("i.db"), &["--workers", "1", "--extractor", "auto"]);
     let pid = s.child.id();
     let page = json!({"url": "https://heavy.test/", "html": heavy_page(400, 8)});
     // What one such page costs.

@@ -143,7 +143,16 @@ fn add(
 ) -> anyhow::Result<ExitCode> {
     // Page metadata (canonical, noindex, description, h1) and main texts are
     // stored; texts are held in memory for one batch at a time.
-    let config = webdup::Config { keep_pages: true, ..common.to_config()? };
+    let mut config = webdup::Config { keep_pages: true, ..common.to_config()? };
+    // An index keeps the extractor it was made with (one made before
+    // `blocks` became the default, `auto`) unless --extractor names another.
+    if common.extract.extractor.is_none()
+        && path.is_file()
+        && let Ok(existing) = Index::open_existing(path)
+        && let Ok(kind) = existing.settings().extractor.parse()
+    {
+        config.extract.extractor = kind;
+    }
     let index = Index::open(path, &config)?;
     if crawl.trim().is_empty() {
         anyhow::bail!("--crawl must not be empty");

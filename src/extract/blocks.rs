@@ -22,7 +22,6 @@ use ego_tree::iter::Edge;
 use scraper::{Html, Node};
 
 use super::Extracted;
-use super::clean::chrome;
 use super::visible::BLOCK;
 
 /// Elements whose text is never content: not shown, or controls.
@@ -154,7 +153,7 @@ fn survey(doc: &Html) -> Survey {
                         continue;
                     }
                     let name = e.name();
-                    let is_chrome = chrome(e) || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()));
+                    let is_chrome = chrome(e);
                     chrome_depth += usize::from(is_chrome);
                     link += usize::from(name == "a");
                     let first_h1 = name == "h1" && chrome_depth == 0 && !found_h1;
@@ -255,9 +254,7 @@ fn segment(doc: &Html) -> (Vec<Block>, Option<String>) {
                         continue;
                     }
                     let main = matches!(name, "article" | "main") || e.attr("role") == Some("main");
-                    let is_chrome = chrome(e)
-                        || (name == "header" && d.main == 0 && !exempt)
-                        || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()));
+                    let is_chrome = chrome(e) || (name == "header" && d.main == 0 && !exempt);
                     let weak = !is_chrome
                         && !exempt
                         && (name == "form" || discarded(e).is_some_and(|r| !survey.ignored.contains(r)));
@@ -381,13 +378,40 @@ const FURNITURE_WORDS: &[&str] = &[
     "trending",
 ];
 
+/// Parts of a `class` or `id` that make an element chrome: never content,
+/// however much of the page it holds (`CookieBanner`, `cmp-consent`).
+const CONSENT_WORDS: &[&str] = &["cookie", "consent", "gdpr"];
+
+/// True when `value` contains `part`, ignoring ASCII case.
+fn contains_ignoring_case(value: &str, part: &str) -> bool {
+    value.as_bytes().windows(part.len()).any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
+}
+
+/// The first of `words` that `e`'s class or id contains as a whole word.
+fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static str> {
+    let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+    let find = |v: &str| {
+        v.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| (2..=longest).contains(&w.len()))
+            .find_map(|w| words.iter().find(|f| f.len() == w.len() && w.eq_ignore_ascii_case(f)).copied())
+    };
+    e.attr("class").and_then(find).or_else(|| e.id().and_then(find))
+}
+
 /// The furniture word `e`'s class or id contains, if any.
 fn discarded(e: &scraper::node::Element) -> Option<&'static str> {
-    let named = |v: &str| {
-        v.split(|c: char| !c.is_ascii_alphanumeric())
-            .find_map(|w| FURNITURE_WORDS.iter().find(|f| w.eq_ignore_ascii_case(f)).copied())
-    };
-    e.attr("class").and_then(named).or_else(|| e.id().and_then(named))
+    named(e, FURNITURE_WORDS)
+}
+
+/// Page chrome by tag, role or a consent notice's class. (Hidden elements
+/// are [`hidden`]'s, which spares a hidden wrapper of the content.)
+fn chrome(e: &scraper::node::Element) -> bool {
+    matches!(e.name(), "nav" | "footer" | "aside" | "figcaption")
+        || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()))
+        || [e.attr("class"), e.id()]
+            .into_iter()
+            .flatten()
+            .any(|v| CONSENT_WORDS.iter().any(|w| contains_ignoring_case(v, w)))
 }
 
 /// Hidden by attribute or inline style.
@@ -395,9 +419,26 @@ fn hidden(e: &scraper::node::Element) -> bool {
     if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
         return true;
     }
-    e.attr("style").is_some_and(|s| {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
-        s.contains("display:none") || s.contains("visibility:hidden")
+    e.attr("style").is_some_and(|s| declares(s, "display", "none") || declares(s, "visibility", "hidden"))
+}
+
+/// `b` without its leading ASCII whitespace.
+fn skip_spaces(b: &[u8]) -> &[u8] {
+    b.iter().position(|c| !c.is_ascii_whitespace()).map_or(&[], |i| &b[i..])
+}
+
+/// True when the inline style `style` sets `property` to `value` (ASCII
+/// case and spaces ignored), without allocating: this runs on every element.
+fn declares(style: &str, property: &str, value: &str) -> bool {
+    let bytes = style.as_bytes();
+    (0..bytes.len()).any(|i| {
+        let rest = &bytes[i..];
+        if rest.len() < property.len() || !rest[..property.len()].eq_ignore_ascii_case(property.as_bytes()) {
+            return false;
+        }
+        let Some((b':', tail)) = skip_spaces(&rest[property.len()..]).split_first() else { return false };
+        let v = skip_spaces(tail);
+        v.len() >= value.len() && v[..value.len()].eq_ignore_ascii_case(value.as_bytes())
     })
 }
 
@@ -528,6 +569,14 @@ mod tests {
             "<html><head><title> Reading  room </title></head><body><svg><title>Icon</title></svg><p>{NOTE}</p></body></html>"
         );
         assert_eq!(blocks(&html).unwrap().title.as_deref(), Some("Reading room"));
+    }
+
+    #[test]
+    fn inline_styles_are_read_as_css_is() {
+        assert!(declares("color: red; DISPLAY : None !important", "display", "none"));
+        assert!(declares("visibility:hidden", "visibility", "hidden"));
+        assert!(!declares("display: block; --none: 1", "display", "none"));
+        assert!(!declares("display", "display", "none"));
     }
 
     #[test]

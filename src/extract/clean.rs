@@ -90,7 +90,7 @@ fn furniture(root: NodeRef<'_, Node>, lengths: &Lengths, total: usize) -> HashSe
 /// hidden elements: never the article, even when Readability's container
 /// holds little else (on a thin page it can pick the cookie banner and the
 /// footer).
-pub(super) fn chrome(e: &Element) -> bool {
+fn chrome(e: &Element) -> bool {
     if CHROME_TAGS.contains(&e.name()) || e.attr("aria-hidden") == Some("true") {
         return true;
     }

@@ -125,7 +125,12 @@ pub(super) fn push_text(out: &mut String, text: &str) {
     if !out.is_empty() && !out.ends_with(['\n', ' ']) && text.starts_with(char::is_whitespace) {
         out.push(' ');
     }
-    out.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+    for (i, word) in text.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
     if text.ends_with(char::is_whitespace) {
         out.push(' ');
     }

@@ -242,7 +242,7 @@ pub struct ExtractArgs {
     ///
     /// `blocks` is the duplicate finder's: it never takes a site's
     /// furniture for a thin page's content, and is fast. `auto` is the most
-    /// faithful to a page's whole main text, and about 20 times slower.
+    /// faithful to a page's whole main text, and several times slower.
     #[arg(long, value_enum)]
     pub extractor: Option<ExtractorArg>,
     /// Extract only from elements matching this CSS selector.

@@ -91,7 +91,8 @@ struct Frame {
 /// The page's main text by block classification, or `None` when no block
 /// outside the page chrome has a word.
 pub(super) fn blocks(html: &str) -> Option<Extracted> {
-    let doc = Html::parse_document(html);
+    // Scripts, styles and drawings are never content: the parser is spared them.
+    let doc = Html::parse_document(&super::strip::strip(html));
     let (mut blocks, title) = segment(&doc);
     classify(&mut blocks);
 

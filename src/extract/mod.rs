@@ -26,6 +26,7 @@ pub mod eval;
 pub mod guard;
 mod meta;
 mod select;
+mod strip;
 mod visible;
 pub mod words;
 

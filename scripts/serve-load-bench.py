@@ -9,7 +9,8 @@ keep-alive connection. Prints requests/s, p50 and p99 latency (overall and
 per endpoint), errors, the server's CPU use and the machine's load.
 
     cargo build --release
-    scripts/serve-load-bench.py                      # default extractor (auto)
+    scripts/serve-load-bench.py                      # default extractor (blocks)
+    scripts/serve-load-bench.py --extractor auto
     scripts/serve-load-bench.py --extractor fast
 """
 
@@ -64,7 +65,7 @@ def main():
     ap.add_argument("--pages", type=int, default=400, help="pages read from --data (default 400)")
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=30)
-    ap.add_argument("--extractor", default="auto")
+    ap.add_argument("--extractor", default="blocks")
     args = ap.parse_args()
 
     pages = load_pages(args.data, args.pages)

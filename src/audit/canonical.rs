@@ -127,24 +127,25 @@ pub fn analyse(members: &[AuditMember], pages: &[PageRow], statuses: &StatusInde
             continue;
         }
         let list = urls(&pointing, pages);
+        let names = if pointing.len() == 1 { "names" } else { "name" };
         if let Some(s) = statuses.get(t).filter(|&s| s != 200) {
             issues.push(Issue {
                 code: "canonical_non_200",
-                message: format!("{list} canonicalise to {t}, which answered HTTP {s}"),
+                message: format!("{list} {names} {t} as canonical, which answered HTTP {s}"),
                 pages: pointing,
             });
         } else if let Some(&target_page) = member_at.get(t) {
             if pages[target_page].noindex {
                 issues.push(Issue {
                     code: "canonical_to_noindex",
-                    message: format!("{list} canonicalise to {t}, which is noindex"),
+                    message: format!("{list} {names} {t} as canonical, which is noindex"),
                     pages: pointing,
                 });
             }
         } else {
             issues.push(Issue {
                 code: "canonical_outside_cluster",
-                message: format!("{list} canonicalise to {t}, which is not one of the duplicates"),
+                message: format!("{list} {names} {t} as canonical, which is not one of the duplicates"),
                 pages: pointing,
             });
         }

@@ -78,7 +78,7 @@ pub fn write_comparison_table(r: &ComparisonReport, out: &mut dyn Write) -> io::
     writeln!(out, "B: {}", r.b)?;
     writeln!(out, "exact Jaccard          {:.4}", c.jaccard)?;
     writeln!(out, "MinHash estimate       {:.4}", c.minhash_estimate)?;
-    writeln!(out, "SimHash distance       {} bits", c.simhash_distance)?;
+    writeln!(out, "SimHash distance       {}", plural(c.simhash_distance as usize, "bit"))?;
     writeln!(out, "containment A in B     {:.4}", c.containment_a_in_b)?;
     writeln!(out, "containment B in A     {:.4}", c.containment_b_in_a)?;
     writeln!(out, "shingles shared        {}", c.shared_shingles)?;
@@ -92,4 +92,16 @@ pub fn write_comparison_table(r: &ComparisonReport, out: &mut dyn Write) -> io::
         format!("not a duplicate (Jaccard < {})", c.threshold)
     };
     writeln!(out, "verdict                {verdict}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(plural(1, "bit"), "1 bit");
+        assert_eq!(plural(0, "bit"), "0 bits");
+        assert_eq!(plural(3, "cluster"), "3 clusters");
+    }
 }

@@ -8,8 +8,9 @@ fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     use webdup::extract::{ExtractConfig, ExtractorKind};
     use webdup::source::{Format, RawDocument};
 
-    // `fast` for article sites at crawl speed; the default is `auto`.
-    let config = Config { extract: ExtractConfig::new(ExtractorKind::Fast), ..Config::default() }.validate()?;
+    // Config::default() extracts with `blocks`, the duplicate finder's extractor;
+    // `auto` is the most faithful to a page's whole text, and slower.
+    let config = Config { extract: ExtractConfig::new(ExtractorKind::Auto), ..Config::default() }.validate()?;
     let pages = vec![("https://example.com/a", "<html>...</html>"), ("https://example.com/b", "<html>...</html>")];
     let corpus = Corpus::build(
         pages.into_iter().enumerate().collect(),

@@ -7,8 +7,10 @@
 //! the site's ticker, link list, cookie notice or teaser column, and two
 //! thin pages of one site then come out identical. Here no block is content
 //! because it is long. A block is left out when it is page furniture by
-//! tag, role or a discard rule (`nav`, `footer`, a cookie notice, a share
-//! bar, a "related" teaser box: see [`super::clean`]), or mostly link text
+//! tag, role or a word of its class or id (`nav`, `footer`, a cookie
+//! notice, a share bar, a "related" teaser box: see [`FURNITURE_WORDS`]),
+//! unless a survey of the page found that it holds the content (see
+//! [`Survey`]), or when it is mostly link text
 //! (a ticker, a menu, a list of headlines), as in jusText and boilerpipe.
 //! What remains is content when it is a run of at least [`GOOD_WORDS`]
 //! words, and short blocks (headings, one-line paragraphs) join it when
@@ -95,7 +97,6 @@ pub(super) fn blocks(html: &str) -> Option<Extracted> {
     let doc = Html::parse_document(&super::strip::strip(html));
     let (mut blocks, title) = segment(&doc);
     classify(&mut blocks);
-
     let text = choose(&blocks)?;
     Some(Extracted { text, title, extractor: "blocks" })
 }

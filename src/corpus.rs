@@ -70,6 +70,14 @@ const NOT_A_CONTAINER: &[&str] = &[
     "tr", "select", "option", "textarea", "title",
 ];
 
+/// Elements a reader never sees: [`IGNORED`] tags and hidden elements (a
+/// `display: none` schema.org copy of the article is not where its text
+/// shows, and content put there would leave the template showing the source's
+/// own article).
+fn is_ignored(e: &scraper::node::Element) -> bool {
+    IGNORED.contains(&e.name()) || crate::extract::hidden(e)
+}
+
 const MARK_OPEN: char = '\u{FDD0}';
 const MARK_CLOSE: char = '\u{FDD1}';
 
@@ -1189,8 +1197,7 @@ fn find_content(html: &Html, truth: &str) -> Result<Found, f64> {
     let mut ids: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
     let mut total = vec![0u32; nodes.len()];
     for (i, node) in nodes.iter().enumerate() {
-        ignored[i] = parent[i].is_some_and(|p| ignored[p])
-            || matches!(node.value(), Node::Element(e) if IGNORED.contains(&e.name()));
+        ignored[i] = parent[i].is_some_and(|p| ignored[p]) || matches!(node.value(), Node::Element(e) if is_ignored(e));
         if let (false, Node::Text(t)) = (ignored[i], node.value()) {
             for w in words(t) {
                 total[i] += 1;
@@ -1244,9 +1251,8 @@ fn find_content(html: &Html, truth: &str) -> Result<Found, f64> {
 /// the page; returns the template and the words left in its body.
 fn cut_template(html: &mut Html, content: NodeId) -> (Template, usize) {
     let inside = |n: &ego_tree::NodeRef<'_, Node>, id: NodeId| n.id() == id || n.ancestors().any(|a| a.id() == id);
-    let is_ignored = |n: &ego_tree::NodeRef<'_, Node>| {
-        n.ancestors().any(|a| matches!(a.value(), Node::Element(e) if IGNORED.contains(&e.name())))
-    };
+    let is_ignored =
+        |n: &ego_tree::NodeRef<'_, Node>| n.ancestors().any(|a| matches!(a.value(), Node::Element(e) if is_ignored(e)));
     let root = html.tree.root();
     let h1 = root
         .descendants()
@@ -1393,6 +1399,19 @@ mod tests {
         let (_, mut short) = sample(4);
         short.truth = "nowhere ".repeat(60);
         assert!(matches!(prepare("y", &short), Err(SkipReason::NotCovered { .. })));
+    }
+
+    #[test]
+    fn a_hidden_copy_of_the_text_is_not_the_content_element() {
+        let (_, mut s) = sample(5);
+        // A schema.org copy: the text alone, no share line, so its F1 beats
+        // the article's; but nobody sees it.
+        let copy = format!("<div style=\"display:none\"><div itemprop=\"articleBody\">{}</div></div>", s.truth);
+        s.html = s.html.replace("<footer>", &format!("{copy}<footer>"));
+        let html = Html::parse_document(&s.html);
+        let found = find_content(&html, &s.truth).unwrap();
+        let el = scraper::ElementRef::wrap(html.tree.get(found.node).unwrap()).unwrap();
+        assert_eq!(el.value().name(), "article");
     }
 
     #[test]

@@ -23,7 +23,15 @@
 //!
 //! The body of an article copied five times on a small site is then counted
 //! once and kept, while a menu found on pages with different bodies is
-//! dropped. A page left with no shingle keeps its own set: a page that is
+//! dropped.
+//!
+//! Copies whose edits are scattered (a few phrases rewritten on each) leave
+//! residuals too unlike to be grouped, so on a site of three or four such
+//! copies their whole body would pass for template. Below
+//! [`WITNESS_FREE_GROUPS`] copy groups a template therefore needs a witness:
+//! a page with more text of its own than template text (an article among
+//! thin pages shows what the site repeats; three revisions of one article
+//! show nothing). A page left with no shingle keeps its own set: a page that is
 //! all template is a copy of the template, not an empty document.
 
 use std::collections::{HashMap, HashSet};
@@ -44,6 +52,10 @@ pub const CORE_ONLY_SHINGLES: usize = 8;
 /// Candidates on at least this share of a site's pages are its universal
 /// part; pages that share candidates beyond it are copies of each other.
 pub const UNIVERSAL_SHARE: f64 = 0.9;
+
+/// A site with fewer copy groups has a template only when one of its pages
+/// has more text of its own than template text (see [`suppress`]).
+pub const WITNESS_FREE_GROUPS: usize = 5;
 
 /// How pages are grouped into sites.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -70,7 +82,7 @@ pub struct TemplateConfig {
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { share: 0.5, min_pages: 5, scope: TemplateScope::default() }
+        TemplateConfig { share: 0.5, min_pages: 3, scope: TemplateScope::default() }
     }
 }
 
@@ -177,11 +189,19 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
     }
     link_similar(&mut groups, &residuals);
 
-    // Candidates beyond the universal part, shared by copies.
+    // Candidates beyond the universal part, shared by copies: a copied body
+    // is most of what a copy has beyond that part, while a few shingles that
+    // an extractor kept on most pages but not all (a line of the menu) must
+    // not make every page a copy of every other.
     let universal = (UNIVERSAL_SHARE * n as f64).ceil() as u32;
     let shared: Vec<Vec<u64>> = sets
         .iter()
-        .map(|set| set.iter().copied().filter(|s| candidates.contains(s) && df[s] < universal).collect())
+        .map(|set| {
+            let beyond = set.iter().filter(|s| df[*s] < universal).count();
+            let shared: Vec<u64> =
+                set.iter().copied().filter(|s| candidates.contains(s) && df[s] < universal).collect();
+            if 2 * shared.len() >= beyond { shared } else { Vec::new() }
+        })
         .collect();
     link_similar(&mut groups, &shared);
 
@@ -197,7 +217,19 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
             in_groups.entry(*s).or_default().insert(root);
         }
     }
-    in_groups.into_iter().filter(|(_, g)| g.len() >= needed).map(|(s, _)| s).collect()
+    let template: ShingleSet = in_groups.into_iter().filter(|(_, g)| g.len() >= needed).map(|(s, _)| s).collect();
+    // A few pages that are all common text may be copies whose edits kept
+    // them apart: only a page with more text of its own than common text
+    // shows the common text to be the site's.
+    if group_count < WITNESS_FREE_GROUPS
+        && !sets.iter().any(|set| {
+            let common = set.iter().filter(|s| template.contains(s)).count();
+            set.len() - common >= common
+        })
+    {
+        return ShingleSet::default();
+    }
+    template
 }
 
 /// Puts pages whose sets are alike (Jaccard ≥ [`RESIDUAL_JACCARD`]) in one
@@ -296,6 +328,26 @@ mod tests {
     }
 
     #[test]
+    fn a_few_shingles_on_most_pages_do_not_make_them_copies() {
+        // The template, and a line the extractor kept on 7 pages of 10.
+        let template = run(1_000_000, 300);
+        let line = run(2_000_000, 6);
+        let pages: Vec<Vec<u64>> = (0..10)
+            .map(|i| {
+                if i < 7 {
+                    page(&[template.clone(), line.clone(), run(i * 1000, 60)])
+                } else {
+                    page(&[template.clone(), run(i * 1000, 60)])
+                }
+            })
+            .collect();
+        let out = suppressed(&pages, &TemplateConfig::default());
+        for (i, p) in out.iter().enumerate() {
+            assert_eq!(p, &run(i as u64 * 1000, 60), "page {i}");
+        }
+    }
+
+    #[test]
     fn a_site_of_copies_only_is_left_alone() {
         let body = run(500_000, 200);
         let pages: Vec<Vec<u64>> = (0..7).map(|i| page(&[body.clone(), run(700_000 + i * 10, 2)])).collect();
@@ -305,7 +357,7 @@ mod tests {
     #[test]
     fn small_sites_and_rare_shingles_are_left_alone() {
         let template = run(1_000_000, 40);
-        let pages: Vec<Vec<u64>> = (0..4).map(|i| page(&[template.clone(), run(i * 1000, 100)])).collect();
+        let pages: Vec<Vec<u64>> = (0..2).map(|i| page(&[template.clone(), run(i * 1000, 100)])).collect();
         assert_eq!(suppressed(&pages, &TemplateConfig::default()), pages);
         // A shingle on exactly half of ten pages is not "more than half".
         let mut pages: Vec<Vec<u64>> = (0..10).map(|i| run(i * 1000, 50)).collect();
@@ -313,6 +365,33 @@ mod tests {
             p.push(9_999_999);
         }
         assert_eq!(suppressed(&pages, &TemplateConfig::default()), pages);
+    }
+
+    #[test]
+    fn a_few_pages_need_a_witness_with_more_text_of_its_own() {
+        let template = run(1_000_000, 150);
+        // Two thin pages and an article: the article shows the template.
+        let mut pages: Vec<Vec<u64>> = (0..2).map(|i| page(&[template.clone(), run(i * 1000, 10)])).collect();
+        pages.push(page(&[template.clone(), run(500_000, 400)]));
+        let out = suppressed(&pages, &TemplateConfig::default());
+        assert_eq!(out[0], run(0, 10));
+        assert_eq!(out[1], run(1000, 10));
+        assert_eq!(out[2], run(500_000, 400));
+        // Three revisions of one article, a few phrases rewritten on each:
+        // their residuals are unlike, but nothing shows the body is template.
+        let body = run(500_000, 400);
+        let revisions: Vec<Vec<u64>> = (0..3)
+            .map(|i| {
+                let mut p: Vec<u64> = body.iter().copied().filter(|s| (s + i) % 13 != 0).collect();
+                p.extend(run(800_000 + i * 100, 30));
+                page(&[p])
+            })
+            .collect();
+        assert_eq!(suppressed(&revisions, &TemplateConfig::default()), revisions);
+        // From five groups on, no witness is needed.
+        let thin: Vec<Vec<u64>> = (0..5).map(|i| page(&[template.clone(), run(i * 1000, 10)])).collect();
+        let out = suppressed(&thin, &TemplateConfig::default());
+        assert!((0..5).all(|i| out[i] == run(i as u64 * 1000, 10)));
     }
 
     #[test]

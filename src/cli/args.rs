@@ -310,8 +310,9 @@ pub struct CommonArgs {
     /// pages (groups of copies counted once) contain it.
     #[arg(long, default_value_t = 0.5, value_name = "SHARE")]
     pub template_share: f64,
-    /// Sites with fewer distinct pages are left alone.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    /// Sites with fewer distinct pages are left alone (below 5, one page
+    /// must have more text of its own than template text).
+    #[arg(long, default_value_t = 3, value_name = "N")]
     pub template_min_pages: usize,
     /// What counts as one site.
     #[arg(long, value_enum, default_value = "host-or-dir")]

@@ -400,24 +400,31 @@ fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static 
     e.attr("class").and_then(find).or_else(|| e.id().and_then(find))
 }
 
-/// The furniture word `e`'s class or id contains, if any.
+/// The furniture word `e`'s class or id contains, if any (never for `html`
+/// and `body`, whose classes describe the page: `has-sidebar`).
 fn discarded(e: &scraper::node::Element) -> Option<&'static str> {
+    if matches!(e.name(), "html" | "body") {
+        return None;
+    }
     named(e, FURNITURE_WORDS)
 }
 
 /// Page chrome by tag, role or a consent notice's class. (Hidden elements
-/// are [`hidden`]'s, which spares a hidden wrapper of the content.)
+/// are [`hidden`]'s, which spares a hidden wrapper of the content.) `html`
+/// and `body` hold the whole page whatever state their classes record
+/// (`cookie-banner-visible`, `has-consent-bar`).
 fn chrome(e: &scraper::node::Element) -> bool {
     matches!(e.name(), "nav" | "footer" | "aside" | "figcaption")
         || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()))
-        || [e.attr("class"), e.id()]
-            .into_iter()
-            .flatten()
-            .any(|v| CONSENT_WORDS.iter().any(|w| contains_ignoring_case(v, w)))
+        || !matches!(e.name(), "html" | "body")
+            && [e.attr("class"), e.id()]
+                .into_iter()
+                .flatten()
+                .any(|v| CONSENT_WORDS.iter().any(|w| contains_ignoring_case(v, w)))
 }
 
 /// Hidden by attribute or inline style.
-fn hidden(e: &scraper::node::Element) -> bool {
+pub(crate) fn hidden(e: &scraper::node::Element) -> bool {
     if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
         return true;
     }
@@ -554,6 +561,16 @@ mod tests {
                     <footer>Shop Ltd</footer></body>";
         assert_eq!(text(html), "Red kettle, 1.7 l\nBlue kettle, 1 l");
         assert_eq!(text("<body><nav>Home</nav></body>"), "");
+    }
+
+    #[test]
+    fn the_pages_own_classes_do_not_make_it_furniture() {
+        let html = format!(
+            "<html class=\"js cookie-banner-visible\"><body class=\"single has-sidebar\"><p>{NOTE}</p>\
+             <div id=\"onetrust-consent-sdk\"><p>We and our partners store and access information on a device, \
+             such as cookies, and process personal data for personalised advertising.</p></div></body></html>"
+        );
+        assert_eq!(text(&html), NOTE);
     }
 
     #[test]

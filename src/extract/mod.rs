@@ -34,6 +34,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+pub(crate) use blocks::hidden;
 pub use guard::{HtmlCost, PageBudget};
 pub use meta::{Hreflang, PageMeta, forbids_indexing, page_meta};
 pub use select::CssSelector;

@@ -29,9 +29,10 @@
 //! residuals too unlike to be grouped, so on a site of three or four such
 //! copies their whole body would pass for template. Below
 //! [`WITNESS_FREE_GROUPS`] copy groups a template therefore needs a witness:
-//! a page with more text of its own than template text (an article among
-//! thin pages shows what the site repeats; three revisions of one article
-//! show nothing). A page left with no shingle keeps its own set: a page that is
+//! a page with more text of its own than template text, or copies grouped by
+//! a body they share beyond it (an article among thin pages shows what the
+//! site repeats, and so do an article's mirror and revision; three
+//! revisions of one article, each edited here and there, show nothing). A page left with no shingle keeps its own set: a page that is
 //! all template is a copy of the template, not an empty document.
 
 use std::collections::{HashMap, HashSet};
@@ -187,7 +188,7 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
             }
         }
     }
-    link_similar(&mut groups, &residuals);
+    let copies_with_a_body = link_similar(&mut groups, &residuals);
 
     // Candidates beyond the universal part, shared by copies: a copied body
     // is most of what a copy has beyond that part, while a few shingles that
@@ -203,7 +204,7 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
             if 2 * shared.len() >= beyond { shared } else { Vec::new() }
         })
         .collect();
-    link_similar(&mut groups, &shared);
+    let copies_with_a_body = link_similar(&mut groups, &shared) | copies_with_a_body;
 
     let roots: Vec<usize> = (0..n).map(|i| groups.find(i)).collect();
     let group_count = roots.iter().collect::<HashSet<_>>().len();
@@ -219,9 +220,10 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
     }
     let template: ShingleSet = in_groups.into_iter().filter(|(_, g)| g.len() >= needed).map(|(s, _)| s).collect();
     // A few pages that are all common text may be copies whose edits kept
-    // them apart: only a page with more text of its own than common text
-    // shows the common text to be the site's.
+    // them apart. The common text is the site's when a page has more text
+    // of its own than common text, or when copies share a body beyond it.
     if group_count < WITNESS_FREE_GROUPS
+        && !copies_with_a_body
         && !sets.iter().any(|set| {
             let common = set.iter().filter(|s| template.contains(s)).count();
             set.len() - common >= common
@@ -235,8 +237,9 @@ fn site_template(sets: &[&[u64]], config: &TemplateConfig) -> ShingleSet {
 /// Puts pages whose sets are alike (Jaccard ≥ [`RESIDUAL_JACCARD`]) in one
 /// group. Pages sharing an element are compared; chaining along each posting
 /// list keeps this linear in the postings, and a pair already in one group is
-/// not compared again.
-fn link_similar(groups: &mut UnionFind, sets: &[Vec<u64>]) {
+/// not compared again. True when it joined any two groups.
+fn link_similar(groups: &mut UnionFind, sets: &[Vec<u64>]) -> bool {
+    let mut joined = false;
     let mut last_with: ShingleMap<usize> = ShingleMap::default();
     for (i, set) in sets.iter().enumerate() {
         for &s in set {
@@ -245,9 +248,11 @@ fn link_similar(groups: &mut UnionFind, sets: &[Vec<u64>]) {
                 && Overlap::of(&sets[prev], set).jaccard() >= RESIDUAL_JACCARD
             {
                 groups.union(prev, i);
+                joined = true;
             }
         }
     }
+    joined
 }
 
 struct UnionFind(Vec<usize>);
@@ -388,6 +393,15 @@ mod tests {
             })
             .collect();
         assert_eq!(suppressed(&revisions, &TemplateConfig::default()), revisions);
+        // Copies of a short article, whose template is longer than it, and
+        // two thin pages: the copies' shared body shows the template.
+        let article = run(500_000, 60);
+        let mut pages: Vec<Vec<u64>> = (0..2).map(|i| page(&[template.clone(), run(i * 1000, 10)])).collect();
+        pages.push(page(&[template.clone(), article.clone()]));
+        pages.push(page(&[template.clone(), article.clone(), run(900_000, 5)]));
+        let out = suppressed(&pages, &TemplateConfig::default());
+        assert_eq!(out[0], run(0, 10));
+        assert_eq!(out[2], article);
         // From five groups on, no witness is needed.
         let thin: Vec<Vec<u64>> = (0..5).map(|i| page(&[template.clone(), run(i * 1000, 10)])).collect();
         let out = suppressed(&thin, &TemplateConfig::default());

@@ -40,6 +40,10 @@ const CHROME_ROLES: &[&str] =
 /// of 70 characters is about 10 words of English).
 pub(super) const GOOD_WORDS: usize = 10;
 
+/// Short blocks in a row, with [`GOOD_WORDS`] words per line on average,
+/// are content together (see [`classify`]).
+const RUN_LINES: usize = 5;
+
 /// A block whose link text is more than this share of its words is a
 /// link list, a ticker or a menu item.
 const MAX_LINK_DENSITY: f64 = 1.0 / 3.0;
@@ -123,6 +127,11 @@ const MIN_RULE_MATCHES: usize = 3;
 /// (`main right-sidebar`) or inline style (content hidden until a script
 /// shows it); a bio box, a teaser or a notice is one or two paragraphs.
 const MIN_WRAPPER_PARAGRAPHS: usize = 3;
+
+/// An element holding more than this share of the page's words is the
+/// content's wrapper however short its lines (a forum post of a product's
+/// spec lines, in a moderation `form` inside `#comments`).
+const MAJORITY: f64 = 0.5;
 
 /// An element open during the survey.
 struct Open {
@@ -214,7 +223,10 @@ fn survey(doc: &Html) -> Survey {
     exempt.extend(
         sizes
             .into_iter()
-            .filter(|(_, w, p)| *w as f64 >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS)
+            .filter(|(_, w, p)| {
+                let w = *w as f64;
+                (w >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS) || w > MAJORITY * total
+            })
             .map(|(id, _, _)| id),
     );
     let ignored = by_rule
@@ -495,6 +507,30 @@ fn classify(blocks: &mut [Block]) {
     // right before content heads it. Furniture is out of the text's flow and
     // does not count as a neighbour; the text's start or end counts as
     // content.
+    // A run of short lines that are not links (a spec list, ingredients, a
+    // poem) is text as a paragraph is: a menu or a ticker would be link text.
+    let mut i = 0;
+    while i < blocks.len() {
+        if blocks[i].class != Class::Short {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        let (mut lines, mut words) = (0, 0);
+        while end < blocks.len() && matches!(blocks[end].class, Class::Short | Class::Chrome | Class::Weak) {
+            if blocks[end].class == Class::Short {
+                lines += 1;
+                words += blocks[end].words;
+            }
+            end += 1;
+        }
+        if lines >= RUN_LINES && words >= RUN_LINES * GOOD_WORDS {
+            for b in blocks[i..end].iter_mut().filter(|b| b.class == Class::Short) {
+                b.class = Class::Good;
+            }
+        }
+        i = end;
+    }
     let judged: Vec<Class> = blocks.iter().map(|b| b.class).collect();
     let in_flow = |c: &&Class| matches!(c, Class::Good | Class::Linky);
     for i in 0..blocks.len() {
@@ -561,6 +597,22 @@ mod tests {
                     <footer>Shop Ltd</footer></body>";
         assert_eq!(text(html), "Red kettle, 1.7 l\nBlue kettle, 1 l");
         assert_eq!(text("<body><nav>Home</nav></body>"), "");
+    }
+
+    #[test]
+    fn a_run_of_short_lines_is_content_and_a_run_of_links_is_not() {
+        let specs: String = (1..=6).map(|i| format!("<p>- Sensor {i} records crisp video in low light</p>")).collect();
+        let menu: String = (1..=6).map(|i| format!("<p><a href=/c{i}>Cameras and lenses, part {i}</a></p>")).collect();
+        let html = format!(
+            "<body><div>{menu}</div><form>{specs}</form><div><h2>Sign in</h2><p>Sign up for a new account in our \
+             community, it is easy and takes a minute.</p></div></body>"
+        );
+        let got = text(&html);
+        assert!(got.contains("- Sensor 1 records") && got.contains("- Sensor 6 records"), "{got}");
+        assert!(!got.contains("Cameras and lenses"), "{got}");
+        // Two short lines are not a run.
+        let html = format!("<body><p>{NOTE}</p><div><p>Open today</p><p>Closed on Sunday</p></div></body>");
+        assert_eq!(text(&html), format!("{NOTE}\nOpen today\nClosed on Sunday"));
     }
 
     #[test]

@@ -128,9 +128,10 @@ const MIN_RULE_MATCHES: usize = 3;
 /// shows it); a bio box, a teaser or a notice is one or two paragraphs.
 const MIN_WRAPPER_PARAGRAPHS: usize = 3;
 
-/// An element holding more than this share of the page's words is the
-/// content's wrapper however short its lines (a forum post of a product's
-/// spec lines, in a moderation `form` inside `#comments`).
+/// An element holding more than this share of the page's words in at least
+/// [`RUN_LINES`] blocks is the content's wrapper however short its lines (a
+/// forum post of a product's spec lines, in a moderation `form` inside
+/// `#comments`); a footer's lines are one block.
 const MAJORITY: f64 = 0.5;
 
 /// An element open during the survey.
@@ -142,6 +143,8 @@ struct Open {
     own: usize,
     /// Block-level elements under it with [`GOOD_WORDS`] of their own.
     paragraphs: usize,
+    /// Block-level elements under it with any words of their own.
+    lines: usize,
     rule: Option<&'static str>,
     chrome: bool,
     block: bool,
@@ -152,7 +155,7 @@ fn survey(doc: &Html) -> Survey {
     let mut by_rule: HashMap<&'static str, (usize, usize)> = HashMap::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut blocks: Vec<usize> = Vec::new();
-    let mut sizes: Vec<(NodeId, usize, usize)> = Vec::new();
+    let mut sizes: Vec<(NodeId, usize, usize, usize)> = Vec::new();
     let (mut skip, mut chrome_depth, mut ruled, mut link) = (0usize, 0usize, 0usize, 0usize);
     let mut found_h1 = false;
     for edge in doc.tree.root().traverse() {
@@ -179,7 +182,16 @@ fn survey(doc: &Html) -> Survey {
                     if block {
                         blocks.push(stack.len());
                     }
-                    stack.push(Open { id: node.id(), words: 0, own: 0, paragraphs: 0, rule, chrome: is_chrome, block });
+                    stack.push(Open {
+                        id: node.id(),
+                        words: 0,
+                        own: 0,
+                        paragraphs: 0,
+                        lines: 0,
+                        rule,
+                        chrome: is_chrome,
+                        block,
+                    });
                 }
                 Node::Text(t) if skip == 0 && chrome_depth == 0 && link == 0 => {
                     let n = count_words(t);
@@ -204,6 +216,7 @@ fn survey(doc: &Html) -> Survey {
                 if o.block {
                     blocks.pop();
                     o.paragraphs += usize::from(o.own >= GOOD_WORDS);
+                    o.lines += usize::from(o.own > 0);
                 }
                 if let Some(r) = o.rule {
                     ruled -= 1;
@@ -211,10 +224,11 @@ fn survey(doc: &Html) -> Survey {
                     entry.0 += o.words;
                     entry.1 += 1;
                 }
-                sizes.push((o.id, o.words, o.paragraphs));
+                sizes.push((o.id, o.words, o.paragraphs, o.lines));
                 if let Some(top) = stack.last_mut() {
                     top.words += o.words;
                     top.paragraphs += o.paragraphs;
+                    top.lines += o.lines;
                 }
             }
         }
@@ -223,11 +237,12 @@ fn survey(doc: &Html) -> Survey {
     exempt.extend(
         sizes
             .into_iter()
-            .filter(|(_, w, p)| {
+            .filter(|(_, w, p, lines)| {
                 let w = *w as f64;
-                (w >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS) || w > MAJORITY * total
+                (w >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS)
+                    || (w > MAJORITY * total && *lines >= RUN_LINES)
             })
-            .map(|(id, _, _)| id),
+            .map(|(id, ..)| id),
     );
     let ignored = by_rule
         .into_iter()

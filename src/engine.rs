@@ -19,6 +19,7 @@ use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
 use crate::source::{Format, RawDocument};
 use crate::template::{self, TemplateConfig};
+pub use crate::verify::Measure;
 use crate::verify::{self, Edge, Overlap};
 
 /// How candidate pairs are generated.
@@ -60,6 +61,10 @@ pub struct Config {
     /// 0.5 to 0.8 after extraction for a copy with 5% of its words edited).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_site_threshold: Option<f64>,
+    /// What the thresholds are compared with: Jaccard (near-duplicates), or
+    /// the containment of the smaller page in the larger (excerpts, trimmed
+    /// copies, pages with comments added).
+    pub measure: Measure,
     pub method: Method,
     pub max_hamming: u32,
     pub simhash_weighting: SimHashWeighting,
@@ -85,6 +90,7 @@ impl Default for Config {
             seed: 42,
             threshold: 0.8,
             cross_site_threshold: Some(0.5),
+            measure: Measure::Jaccard,
             method: Method::MinHash,
             max_hamming: 3,
             simhash_weighting: SimHashWeighting::Tf,
@@ -115,6 +121,11 @@ impl Config {
         }
         if self.max_hamming > 32 {
             return Err(Error::Config(format!("max Hamming distance must be 0 to 32, not {}", self.max_hamming)));
+        }
+        if self.measure == Measure::Containment && self.method == Method::SimHash {
+            return Err(Error::Config(
+                "containment needs MinHash candidates (method minhash or both): SimHash compares whole texts".into(),
+            ));
         }
         if self.min_cluster_size < 2 {
             return Err(Error::Config("minimum cluster size must be at least 2".into()));
@@ -499,6 +510,9 @@ pub struct Stats {
     pub candidate_pairs: usize,
     pub confirmed_pairs: usize,
     pub lsh: Option<LshParams>,
+    /// The size-class bandings of a containment search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub containment: Option<lsh::ContainmentPlan>,
     pub hamming_blocks: Option<usize>,
 }
 
@@ -516,10 +530,20 @@ pub fn candidate_pairs(docs: &[&Fingerprint], config: &Config, threshold: f64) -
     let mut stats = Stats::default();
     let mut pairs = Vec::new();
     if matches!(config.method, Method::MinHash | Method::Both) {
-        let params = LshParams::optimal(threshold, config.permutations);
         let sigs: Vec<&[u32]> = docs.iter().map(|d| d.minhash.as_slice()).collect();
-        pairs.extend(lsh::candidate_pairs(&sigs, params));
-        stats.lsh = Some(params);
+        match config.measure {
+            Measure::Jaccard => {
+                let params = LshParams::optimal(threshold, config.permutations);
+                pairs.extend(lsh::candidate_pairs(&sigs, params));
+                stats.lsh = Some(params);
+            }
+            Measure::Containment => {
+                let sizes: Vec<usize> = docs.iter().map(|d| d.shingles.len()).collect();
+                let (found, plan) = lsh::containment_pairs(&sigs, &sizes, threshold, config.permutations);
+                pairs.extend(found);
+                stats.containment = Some(plan);
+            }
+        }
     }
     if matches!(config.method, Method::SimHash | Method::Both) {
         let tables = HammingTables::plan(docs.len(), config.max_hamming);
@@ -558,7 +582,7 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
     let lowest = config.lowest_threshold();
     let (candidates, mut stats) = candidate_pairs(&unique_docs, config, lowest);
     let sets: Vec<&[u64]> = unique_docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let mut near = verify::confirm(&candidates, &sets, lowest);
+    let mut near = verify::confirm_by(config.measure, &candidates, &sets, lowest);
     if let Some(cross) = config.cross_site_threshold {
         // Each pair against its own rule: across sites, or within one.
         let scope = config.template.as_ref().map_or_else(Default::default, |t| t.scope);
@@ -566,7 +590,7 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
         near.retain(|e| {
             let (a, b) = (&sites[e.a as usize], &sites[e.b as usize]);
             let across = a.is_some() && b.is_some() && a != b;
-            e.overlap.jaccard() >= if across { cross } else { config.threshold } - 1e-12
+            config.measure.of(&e.overlap) >= if across { cross } else { config.threshold } - 1e-12
         });
     }
     stats.documents = corpus.len();
@@ -608,16 +632,19 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
 pub struct Neighbor {
     pub doc: usize,
     pub jaccard: f64,
+    /// Share of the document's shingles found in this neighbor.
     pub containment: f64,
+    /// Share of this neighbor's shingles found in the document.
+    pub contained: f64,
 }
 
-/// For each document, up to `top` others with exact Jaccard at least
-/// `floor`, most similar first (ties in input order).
+/// For each document, up to `top` others whose exact [`Config::measure`]
+/// is at least `floor`, most similar first (ties in input order).
 pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Vec<Vec<Neighbor>> {
     let docs: Vec<&Fingerprint> = corpus.docs.iter().collect();
     let (candidates, _) = candidate_pairs(&docs, config, floor);
     let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let edges = verify::confirm(&candidates, &sets, floor);
+    let edges = verify::confirm_by(config.measure, &candidates, &sets, floor);
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
     for e in edges {
         let o = e.overlap;
@@ -625,15 +652,22 @@ pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Ve
             doc: e.b as usize,
             jaccard: o.jaccard(),
             containment: o.containment_a_in_b(),
+            contained: o.containment_b_in_a(),
         });
         out[e.b as usize].push(Neighbor {
             doc: e.a as usize,
             jaccard: o.jaccard(),
             containment: o.containment_b_in_a(),
+            contained: o.containment_a_in_b(),
         });
     }
+    let score = |n: &Neighbor| match config.measure {
+        Measure::Jaccard => n.jaccard,
+        // The containment of the smaller page in the larger.
+        Measure::Containment => n.containment.max(n.contained),
+    };
     for list in &mut out {
-        list.sort_by(|x, y| y.jaccard.total_cmp(&x.jaccard).then(docs[x.doc].order.cmp(&docs[y.doc].order)));
+        list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(docs[x.doc].order.cmp(&docs[y.doc].order)));
         list.truncate(top);
     }
     out

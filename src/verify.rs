@@ -36,6 +36,41 @@ impl Overlap {
     pub fn containment_b_in_a(&self) -> f64 {
         if self.len_b == 0 { 1.0 } else { self.shared as f64 / self.len_b as f64 }
     }
+
+    /// Share of the smaller set's shingles found in the larger: the greater
+    /// of the two containments.
+    pub fn containment_of_smaller(&self) -> f64 {
+        self.containment_a_in_b().max(self.containment_b_in_a())
+    }
+}
+
+/// What a similarity threshold is compared with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// |A ∩ B| / |A ∪ B|: the two pages are mostly the same text.
+    #[default]
+    Jaccard,
+    /// |A ∩ B| / min(|A|, |B|): the smaller page is mostly found in the
+    /// larger (an excerpt, a trimmed copy, an article with comments added).
+    Containment,
+}
+
+impl Measure {
+    /// This measure of an overlap.
+    pub fn of(self, o: &Overlap) -> f64 {
+        match self {
+            Measure::Jaccard => o.jaccard(),
+            Measure::Containment => o.containment_of_smaller(),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Jaccard => "jaccard",
+            Measure::Containment => "containment",
+        }
+    }
 }
 
 /// Size of the intersection of two sorted, distinct lists.
@@ -75,17 +110,22 @@ impl Edge {
 /// Keeps the candidate pairs whose exact Jaccard is at least `threshold`.
 /// The output keeps the (sorted) order of `candidates`.
 pub fn confirm(candidates: &[(u32, u32)], sets: &[&[u64]], threshold: f64) -> Vec<Edge> {
+    confirm_by(Measure::Jaccard, candidates, sets, threshold)
+}
+
+/// Keeps the candidate pairs whose exact `measure` is at least `threshold`.
+pub fn confirm_by(measure: Measure, candidates: &[(u32, u32)], sets: &[&[u64]], threshold: f64) -> Vec<Edge> {
     candidates
         .par_iter()
         .filter_map(|&(a, b)| {
             let (sa, sb) = (sets[a as usize], sets[b as usize]);
             // Jaccard can be no more than the ratio of the sizes.
             let (lo, hi) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
-            if hi > 0 && (lo as f64) < threshold * hi as f64 - 1e-9 {
+            if measure == Measure::Jaccard && hi > 0 && (lo as f64) < threshold * hi as f64 - 1e-9 {
                 return None;
             }
             let overlap = Overlap::of(sa, sb);
-            (overlap.jaccard() >= threshold).then_some(Edge { a, b, overlap })
+            (measure.of(&overlap) >= threshold).then_some(Edge { a, b, overlap })
         })
         .collect()
 }
@@ -122,5 +162,12 @@ mod tests {
         assert_eq!(edges.len(), 1);
         assert_eq!((edges[0].a, edges[0].b), (0, 1));
         assert_eq!(edges[0].jaccard(), 0.8);
+        // An excerpt: 3 of 10 shingles, all found in the page.
+        let excerpt: Vec<u64> = (2..5).collect();
+        let sets: Vec<&[u64]> = vec![&a, &excerpt];
+        assert!(confirm(&[(0, 1)], &sets, 0.8).is_empty());
+        let edges = confirm_by(Measure::Containment, &[(0, 1)], &sets, 0.8);
+        assert_eq!(edges.len(), 1);
+        assert_eq!(Measure::Containment.of(&edges[0].overlap), 1.0);
     }
 }

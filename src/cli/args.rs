@@ -7,7 +7,7 @@ use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use webdup::Config;
-use webdup::engine::Method;
+use webdup::engine::{Measure, Method};
 use webdup::extract::{ExtractConfig, ExtractorKind};
 use webdup::fetch::FetchConfig;
 use webdup::report::Format;
@@ -261,6 +261,12 @@ impl ExtractArgs {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MeasureArg {
+    Jaccard,
+    Containment,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum FormatArg {
     Table,
@@ -282,6 +288,12 @@ pub struct CommonArgs {
     /// template. Give the --threshold value for one rule for every pair.
     #[arg(long, default_value_t = 0.5, value_name = "J")]
     pub cross_site_threshold: f64,
+    /// What the thresholds measure: `jaccard` (the two pages are mostly the
+    /// same text) or `containment` (the smaller page's text is mostly found
+    /// in the larger: an excerpt, a trimmed copy, an article with comments
+    /// added).
+    #[arg(long, value_enum, default_value = "jaccard")]
+    pub measure: MeasureArg,
     /// Words per shingle.
     #[arg(long, default_value_t = 5)]
     pub shingle_size: usize,
@@ -454,6 +466,10 @@ impl CommonArgs {
             seed: self.seed,
             threshold: self.threshold,
             cross_site_threshold: Some(self.cross_site_threshold).filter(|&c| c != self.threshold),
+            measure: match self.measure {
+                MeasureArg::Jaccard => Measure::Jaccard,
+                MeasureArg::Containment => Measure::Containment,
+            },
             method: match self.method {
                 MethodArg::Minhash => Method::MinHash,
                 MethodArg::Simhash => Method::SimHash,

@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use webdup::engine::{self, Corpus};
+use webdup::engine::{self, Corpus, Measure};
 use webdup::fetch::FetchRecord;
 use webdup::report::{self, ClusterReport};
 use webdup::store::{CheckResult, Index, Page, StoredPage};
@@ -105,7 +105,11 @@ pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
 /// applies as given.
 pub fn open_with_stored_settings(path: &Path, common: &CommonArgs) -> anyhow::Result<(Index, webdup::Config)> {
     let index = Index::open_existing(path)?;
-    let asked = common.to_config()?;
+    let mut asked = common.to_config()?;
+    if asked.measure == Measure::Containment {
+        // --threshold is the containment asked for, not the index's Jaccard.
+        asked.threshold = index.settings().threshold;
+    }
     let differences = index.settings().differences(&webdup::store::Settings::of(&asked));
     if !differences.is_empty() {
         eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
@@ -232,7 +236,10 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
         anyhow::bail!("cannot query {}: {}", e.id, e.message);
     }
     let Some(doc) = corpus.docs.first() else { anyhow::bail!("cannot query {target}: no document") };
-    let result = index.check(doc)?;
+    let result = match config.measure {
+        Measure::Jaccard => index.check(doc)?,
+        Measure::Containment => index.check_containment(doc, common.threshold)?,
+    };
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;
     Ok(ExitCode::SUCCESS)
@@ -261,14 +268,37 @@ struct IndexedClusterReport {
 /// (document, indexed match).
 pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &OutputArgs) -> anyhow::Result<ExitCode> {
     let config = common.to_config()?;
-    let index = Index::open(path, &config)?;
+    let index = match config.measure {
+        Measure::Jaccard => Index::open(path, &config)?,
+        // --threshold is the containment asked for; the index keeps its own
+        // Jaccard threshold, and its fingerprints must be made like these.
+        Measure::Containment => {
+            let index = Index::open_existing(path)?;
+            let ours = webdup::store::Settings::of(&webdup::Config {
+                threshold: index.settings().threshold,
+                ..config.clone()
+            });
+            let differences = index.settings().differences(&ours);
+            if !differences.is_empty() {
+                anyhow::bail!(
+                    "{} was built with other settings: {}; fingerprints made differently cannot be compared",
+                    path.display(),
+                    differences.join(", ")
+                );
+            }
+            index
+        }
+    };
     let Loaded { corpus, fetches } = load_corpus(inputs, common, &config)?;
     let clustering = engine::find_duplicates(&corpus, &config);
     let mut report = ClusterReport::new(&corpus, &clustering, &config);
     report.fetches = fetches;
     let mut indexed = Vec::new();
     for doc in &corpus.docs {
-        let result = index.check(doc)?;
+        let result = match config.measure {
+            Measure::Jaccard => index.check(doc)?,
+            Measure::Containment => index.check_containment(doc, config.threshold)?,
+        };
         if result.seen() {
             indexed.push(IndexedRow { doc: doc.id.clone(), result });
         }

@@ -82,7 +82,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let corpus = load_corpus(&inputs, &common, &config)?.corpus;
             let lists = engine::neighbors(&corpus, &config, floor, top);
-            let report = NeighborReport::new(&corpus, &lists, floor, top);
+            let report = NeighborReport::new(&corpus, &lists, config.measure, floor, top);
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }

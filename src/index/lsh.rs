@@ -120,6 +120,108 @@ pub fn candidate_pairs(signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u3
     super::normalize_pairs(per_band.concat())
 }
 
+/// Containment search handles pages up to this many times larger than the
+/// page found in them (an excerpt of a 32nd of its source is found, if at
+/// all, by chance).
+pub const MAX_SIZE_RATIO: usize = 32;
+
+/// The least Jaccard of two sets of sizes `small` ≤ `large` when at least
+/// `threshold` of the smaller is in the larger: `t·s / (s + l − t·s)`.
+pub fn containment_floor(small: usize, large: usize, threshold: f64) -> f64 {
+    let (s, l) = (small as f64, large as f64);
+    threshold * s / (s + l - threshold * s)
+}
+
+/// The class (power of two) of a shingle count, as [`containment_pairs`] groups them.
+pub fn size_class(size: usize) -> usize {
+    size.max(1).ilog2() as usize
+}
+
+/// The banding for checking a set of `query` shingles against sets in
+/// class `class`: the lowest [`containment_floor`] over the class's sizes
+/// within [`MAX_SIZE_RATIO`] of the query, or `None` when none is.
+pub fn containment_banding(query: usize, class: usize, threshold: f64, permutations: usize) -> Option<LshParams> {
+    let query = query.max(1);
+    let (lo, hi) = (1usize << class, (1usize << (class + 1)) - 1);
+    let floors = [lo, hi]
+        .into_iter()
+        .filter(|&x| x.max(query) <= x.min(query) * MAX_SIZE_RATIO)
+        .map(|x| containment_floor(x.min(query), x.max(query), threshold));
+    floors.min_by(f64::total_cmp).map(|j| LshParams::optimal(j, permutations))
+}
+
+/// True when two signatures agree on a whole band.
+pub fn share_a_band(a: &[u32], b: &[u32], params: LshParams) -> bool {
+    (0..params.bands).any(|band| {
+        let rows = band * params.rows..(band + 1) * params.rows;
+        a.get(rows.clone()).is_some_and(|x| b.get(rows).is_some_and(|y| x == y))
+    })
+}
+
+/// The bandings run by [`containment_pairs`]: one per pair of size classes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContainmentPlan {
+    /// Size classes with documents in them.
+    pub classes: usize,
+    /// Bandings run, one per pair of classes within [`MAX_SIZE_RATIO`].
+    pub passes: usize,
+    /// The banding of the pass with the lowest Jaccard threshold.
+    pub widest: Option<LshParams>,
+}
+
+/// Pairs whose smaller set may have at least `threshold` of its shingles in
+/// the larger, after LSH Ensemble (Zhu et al., VLDB 2016): containment
+/// turns into a Jaccard threshold once the sizes are bounded. Documents are
+/// put in size classes (powers of two); for each pair of classes, the
+/// lowest Jaccard a contained pair of those sizes can have,
+/// `t·q / (q + u − t·q)` for the smallest size `q` of the lower class and
+/// the largest `u` of the upper, sets the banding for that pass.
+/// `sizes[i]` is the shingle count of `signatures[i]`; each signature must
+/// have `permutations` rows.
+pub fn containment_pairs(
+    signatures: &[&[u32]],
+    sizes: &[usize],
+    threshold: f64,
+    permutations: usize,
+) -> (Vec<(u32, u32)>, ContainmentPlan) {
+    let class_of = size_class;
+    let mut classes: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
+    for (i, &s) in sizes.iter().enumerate() {
+        classes.entry(class_of(s)).or_default().push(i as u32);
+    }
+    let classes: Vec<(usize, Vec<u32>)> = classes.into_iter().collect();
+    let bounds: Vec<(usize, usize)> = classes
+        .iter()
+        .map(|(_, ids)| {
+            let sizes = ids.iter().map(|&i| sizes[i as usize]);
+            (sizes.clone().min().unwrap_or(1).max(1), sizes.max().unwrap_or(1).max(1))
+        })
+        .collect();
+    let mut plan = ContainmentPlan { classes: classes.len(), passes: 0, widest: None };
+    let mut lowest = f64::INFINITY;
+    let mut pairs = Vec::new();
+    for x in 0..classes.len() {
+        for y in x..classes.len() {
+            let (q, u) = (bounds[x].0, bounds[y].1);
+            if u > q * MAX_SIZE_RATIO {
+                break;
+            }
+            let jaccard = containment_floor(q, u, threshold);
+            let params = LshParams::optimal(jaccard, permutations);
+            if jaccard < lowest {
+                lowest = jaccard;
+                plan.widest = Some(params);
+            }
+            plan.passes += 1;
+            let ids: Vec<u32> =
+                classes[x].1.iter().chain(if x == y { &[][..] } else { &classes[y].1[..] }).copied().collect();
+            let sigs: Vec<&[u32]> = ids.iter().map(|&i| signatures[i as usize]).collect();
+            pairs.extend(candidate_pairs(&sigs, params).into_iter().map(|(a, b)| (ids[a as usize], ids[b as usize])));
+        }
+    }
+    (super::normalize_pairs(pairs), plan)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +235,32 @@ mod tests {
             // And it still filters: pairs far below the threshold rarely collide.
             assert!(p.probability(t / 4.0) < 0.1, "{t} {n}: {p:?}");
         }
+    }
+
+    #[test]
+    fn containment_search_finds_excerpts_and_leaves_unrelated_pages() {
+        use crate::sketch::MinHasher;
+        let hasher = MinHasher::new(128, 42);
+        let page: Vec<u64> = (0..1000).collect();
+        let excerpt: Vec<u64> = (300..450).collect();
+        let extended: Vec<u64> = (0..1600).collect();
+        let other: Vec<u64> = (5000..5150).collect();
+        let sets = [&page, &excerpt, &extended, &other];
+        let sigs: Vec<Vec<u32>> = sets.iter().map(|s| hasher.sketch(s)).collect();
+        let sig_refs: Vec<&[u32]> = sigs.iter().map(Vec::as_slice).collect();
+        let sizes: Vec<usize> = sets.iter().map(|s| s.len()).collect();
+        // Jaccard of the excerpt and the page is 0.15: far below any
+        // Jaccard banding, found by containment's.
+        let (pairs, plan) = containment_pairs(&sig_refs, &sizes, 0.8, 128);
+        for want in [(0, 1), (0, 2), (1, 2)] {
+            assert!(pairs.contains(&want), "{want:?} not in {pairs:?}");
+        }
+        assert!(plan.passes >= 3 && plan.widest.is_some(), "{plan:?}");
+        assert!(!candidate_pairs(&sig_refs, LshParams::optimal(0.8, 128)).contains(&(0, 1)));
+        // One query against one stored set, as an index checks.
+        let banding = containment_banding(150, size_class(1000), 0.8, 128).unwrap();
+        assert!(share_a_band(&sigs[1], &sigs[0], banding));
+        assert!(containment_banding(10, size_class(1000), 0.8, 128).is_none(), "100 times larger");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::engine::{Clustering, Comparison, Config, Corpus, Neighbor};
+use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
 
@@ -206,13 +206,18 @@ pub struct NeighborRow {
 pub struct NeighborEntry {
     pub id: String,
     pub jaccard: f64,
+    /// Share of the document's shingles found in this neighbor.
     pub containment: f64,
+    /// Share of this neighbor's shingles found in the document.
+    pub contained: f64,
 }
 
 /// Everything `webdup neighbors` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct NeighborReport {
     pub schema_version: u32,
+    /// What `min_similarity` measures: `jaccard` or `containment`.
+    pub measure: &'static str,
     pub min_similarity: f64,
     pub top: usize,
     pub documents: Vec<NeighborRow>,
@@ -220,7 +225,13 @@ pub struct NeighborReport {
 }
 
 impl NeighborReport {
-    pub fn new(corpus: &Corpus, lists: &[Vec<Neighbor>], min_similarity: f64, top: usize) -> NeighborReport {
+    pub fn new(
+        corpus: &Corpus,
+        lists: &[Vec<Neighbor>],
+        measure: Measure,
+        min_similarity: f64,
+        top: usize,
+    ) -> NeighborReport {
         let documents = corpus
             .docs
             .iter()
@@ -233,12 +244,14 @@ impl NeighborReport {
                         id: corpus.docs[n.doc].id.clone(),
                         jaccard: round(n.jaccard),
                         containment: round(n.containment),
+                        contained: round(n.contained),
                     })
                     .collect(),
             })
             .collect();
         NeighborReport {
             schema_version: SCHEMA_VERSION,
+            measure: measure.name(),
             min_similarity,
             top,
             documents,
@@ -253,7 +266,7 @@ impl NeighborReport {
             Format::Csv | Format::Tsv => {
                 let delimiter = if format == Format::Csv { b',' } else { b'\t' };
                 let mut w = SafeCsvWriter::new(delimiter, out);
-                w.write_record(["document", "rank", "neighbor", "jaccard", "containment", "error"])?;
+                w.write_record(["document", "rank", "neighbor", "jaccard", "containment", "contained", "error"])?;
                 for d in &self.documents {
                     for (rank, n) in d.neighbors.iter().enumerate() {
                         w.write_record([
@@ -262,12 +275,13 @@ impl NeighborReport {
                             n.id.clone(),
                             format!("{:.4}", n.jaccard),
                             format!("{:.4}", n.containment),
+                            format!("{:.4}", n.contained),
                             String::new(),
                         ])?;
                     }
                 }
                 for e in &self.errors {
-                    w.write_record([e.id.as_str(), "", "", "", "", &format!("{}: {}", e.kind, e.message)])?;
+                    w.write_record([e.id.as_str(), "", "", "", "", "", &format!("{}: {}", e.kind, e.message)])?;
                 }
                 w.flush()?;
             }

@@ -36,7 +36,7 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
     let s = &r.summary;
     writeln!(
         out,
-        "{}: {} fingerprinted, {} failed; {} ({} exact) covering {}; {}, {} confirmed at Jaccard >= {}",
+        "{}: {} fingerprinted, {} failed; {} ({} exact) covering {}; {}, {} confirmed at {} >= {}",
         plural(s.documents, "document"),
         s.fingerprinted,
         s.failed,
@@ -45,6 +45,7 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
         plural(s.clustered_documents, "document"),
         plural(s.candidate_pairs, "candidate pair"),
         s.confirmed_pairs,
+        measure_name(r.settings.measure.name()),
         r.settings.threshold
     )
 }
@@ -53,14 +54,21 @@ fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
+/// A measure's name in a sentence.
+fn measure_name(name: &str) -> &str {
+    if name == "jaccard" { "Jaccard" } else { name }
+}
+
 pub fn write_neighbor_table(r: &NeighborReport, out: &mut dyn Write) -> io::Result<()> {
+    // The document's share found in the neighbor, and the neighbor's in it.
+    writeln!(out, "  {:>7}  {:>7}  {:>7}  neighbor", "jaccard", "in nbr", "nbr in")?;
     for d in &r.documents {
         writeln!(out, "{}", d.id)?;
         if d.neighbors.is_empty() {
-            writeln!(out, "  (none at Jaccard >= {})", r.min_similarity)?;
+            writeln!(out, "  (none at {} >= {})", measure_name(r.measure), r.min_similarity)?;
         }
         for n in &d.neighbors {
-            writeln!(out, "  {:>7.4}  {:>7.4}  {}", n.jaccard, n.containment, n.id)?;
+            writeln!(out, "  {:>7.4}  {:>7.4}  {:>7.4}  {}", n.jaccard, n.containment, n.contained, n.id)?;
         }
     }
     if !r.errors.is_empty() {

@@ -57,7 +57,7 @@ use crate::engine::{Config, Fingerprint};
 use crate::extract::{ExtractConfig, ExtractorKind};
 use crate::fetch::{FetchRecord, Hop};
 use crate::index::LshParams;
-use crate::index::lsh::band_key;
+use crate::index::lsh::{self, band_key};
 use crate::shingle::{Language, LanguageChoice, ShingleConfig};
 use crate::verify::Overlap;
 
@@ -423,6 +423,22 @@ pub struct Match {
     pub jaccard: f64,
     /// Share of the checked page's shingles found in this page.
     pub containment: f64,
+    /// Share of this page's shingles found in the checked page.
+    pub contained: f64,
+}
+
+impl Match {
+    fn new(url: String, crawl: String, final_url: Option<String>, title: Option<String>, o: &Overlap) -> Match {
+        Match {
+            url,
+            crawl,
+            final_url,
+            title,
+            jaccard: o.jaccard(),
+            containment: o.containment_a_in_b(),
+            contained: o.containment_b_in_a(),
+        }
+    }
 }
 
 /// The answer of [`Index::check`].
@@ -969,30 +985,7 @@ impl Index {
             // committed between the two reads would hide its pages from both.
             let conn = &*conn.unchecked_transaction()?;
             let mut result = CheckResult::default();
-            let mut exact_ids = HashSet::new();
-            {
-                let mut stmt = conn.prepare_cached(
-                    "SELECT id, url, crawl, final_url, title FROM pages WHERE digest = ?1 ORDER BY id",
-                )?;
-                let rows = stmt.query_map([fp.digest.to_vec()], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        Match {
-                            url: r.get(1)?,
-                            crawl: r.get(2)?,
-                            final_url: r.get(3)?,
-                            title: r.get(4)?,
-                            jaccard: 1.0,
-                            containment: 1.0,
-                        },
-                    ))
-                })?;
-                for row in rows {
-                    let (id, m) = row?;
-                    exact_ids.insert(id);
-                    result.exact.push(m);
-                }
-            }
+            let exact_ids = exact_matches(conn, fp, &mut result)?;
             let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
             let mut candidates = BTreeSet::new();
             {
@@ -1032,17 +1025,78 @@ impl Index {
                 let shingles = decode_u64s(&blob, id)?;
                 let o = Overlap::of(&fp.shingles, &shingles);
                 if o.jaccard() >= self.settings.threshold {
-                    result.near.push(Match {
-                        url,
-                        crawl,
-                        final_url,
-                        title,
-                        jaccard: o.jaccard(),
-                        containment: o.containment_a_in_b(),
-                    });
+                    result.near.push(Match::new(url, crawl, final_url, title, &o));
                 }
             }
             result.near.sort_by(|a, b| b.jaccard.total_cmp(&a.jaccard).then_with(|| a.url.cmp(&b.url)));
+            Ok(result)
+        })
+    }
+
+    /// Pages that mostly contain `fp`'s text or are mostly contained in it:
+    /// the same text (MD5), or at least `threshold` of the smaller page's
+    /// shingles found in the larger (an excerpt, a trimmed copy, the page
+    /// with comments added), most contained first.
+    ///
+    /// The band table is made for the index's Jaccard threshold, which a
+    /// 150-word excerpt of a 1,000-word article (Jaccard 0.15) never
+    /// reaches; so this reads every stored signature and bands each pair
+    /// for its sizes, as LSH Ensemble does ([`lsh::containment_banding`]),
+    /// then verifies candidates on the stored shingles. It costs a scan of
+    /// the signatures (about 0.5 KB a page), not an index lookup.
+    pub fn check_containment(&self, fp: &Fingerprint, threshold: f64) -> Result<CheckResult> {
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(Error::Fingerprint {
+                id: fp.id.clone(),
+                reason: format!("containment threshold must be in (0, 1], not {threshold}"),
+            });
+        }
+        self.with_reader(|conn| {
+            let conn = &*conn.unchecked_transaction()?;
+            let mut result = CheckResult::default();
+            let exact_ids = exact_matches(conn, fp, &mut result)?;
+            let permutations = fp.minhash.len();
+            let mut bandings: std::collections::HashMap<usize, Option<LshParams>> = Default::default();
+            let mut candidates = Vec::new();
+            {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT id, shingle_count, minhash FROM pages WHERE minhash IS NOT NULL ORDER BY id",
+                )?;
+                let mut rows = stmt.query([])?;
+                while let Some(r) = rows.next()? {
+                    let (id, count, blob): (i64, i64, Vec<u8>) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                    if exact_ids.contains(&id) {
+                        continue;
+                    }
+                    let class = lsh::size_class(usize::try_from(count).unwrap_or(0));
+                    let banding = *bandings
+                        .entry(class)
+                        .or_insert_with(|| lsh::containment_banding(fp.shingles.len(), class, threshold, permutations));
+                    let Some(banding) = banding else { continue };
+                    if lsh::share_a_band(&fp.minhash, &decode_u32s(&blob, id)?, banding) {
+                        candidates.push(id);
+                    }
+                }
+            }
+            result.candidates = candidates.len();
+            let mut stmt =
+                conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
+            for id in candidates {
+                let (url, crawl, final_url, title, blob): (
+                    String,
+                    String,
+                    Option<String>,
+                    Option<String>,
+                    Option<Vec<u8>>,
+                ) = stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+                let Some(blob) = blob else { continue };
+                let o = Overlap::of(&fp.shingles, &decode_u64s(&blob, id)?);
+                if o.containment_of_smaller() >= threshold {
+                    result.near.push(Match::new(url, crawl, final_url, title, &o));
+                }
+            }
+            let score = |m: &Match| m.containment.max(m.contained);
+            result.near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.url.cmp(&b.url)));
             Ok(result)
         })
     }
@@ -1312,6 +1366,33 @@ fn inflate(blob: &[u8], page_id: i64) -> Result<String> {
         .read_to_string(&mut text)
         .map_err(|e| Error::Corrupt { page_id, reason: format!("stored text: {e}") })?;
     Ok(text)
+}
+
+/// Pages stored with `fp`'s exact text, into `result.exact`; returns their ids.
+fn exact_matches(conn: &Connection, fp: &Fingerprint, result: &mut CheckResult) -> Result<HashSet<i64>> {
+    let mut exact_ids = HashSet::new();
+    let mut stmt =
+        conn.prepare_cached("SELECT id, url, crawl, final_url, title FROM pages WHERE digest = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([fp.digest.to_vec()], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            Match {
+                url: r.get(1)?,
+                crawl: r.get(2)?,
+                final_url: r.get(3)?,
+                title: r.get(4)?,
+                jaccard: 1.0,
+                containment: 1.0,
+                contained: 1.0,
+            },
+        ))
+    })?;
+    for row in rows {
+        let (id, m) = row?;
+        exact_ids.insert(id);
+        result.exact.push(m);
+    }
+    Ok(exact_ids)
 }
 
 fn decode_u64s(blob: &[u8], page_id: i64) -> Result<Vec<u64>> {

@@ -333,6 +333,8 @@ impl Fingerprinter {
 pub trait Progress: Sync {
     fn start(&self, _stage: &'static str, _total: u64) {}
     fn advance(&self, _n: u64) {}
+    /// `n` of the items advanced so far failed (they are in the report's errors).
+    fn fail(&self, _n: u64) {}
     fn finish(&self) {}
 }
 
@@ -383,6 +385,9 @@ impl Corpus {
                 .par_bridge()
                 .map(|item| {
                     let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw));
+                    if r.is_err() {
+                        progress.fail(1);
+                    }
                     progress.advance(1);
                     r
                 })

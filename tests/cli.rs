@@ -309,3 +309,26 @@ fn index_add_keeps_the_extractor_the_index_was_made_with_unless_told_otherwise()
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("extractor = auto"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn csv_bom_starts_csv_and_tsv_output_and_the_audits_csv_files() {
+    let bom = "\u{feff}";
+    for format in ["csv", "tsv"] {
+        let o = webdup(&["cluster", "fixtures/example", "-f", format, "--csv-bom"], &[]);
+        assert_eq!(o.status.code(), Some(0));
+        assert!(stdout(&o).starts_with(bom), "{format}");
+        let plain = webdup(&["cluster", "fixtures/example", "-f", format], &[]);
+        assert_eq!(stdout(&plain), stdout(&o)[bom.len()..]);
+    }
+    // JSON is never prefixed.
+    let o = webdup(&["cluster", "fixtures/example", "-f", "json", "--csv-bom"], &[]);
+    assert!(stdout(&o).starts_with('{'));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let o = webdup(&["audit", "fixtures/example", "--csv-bom", "--quiet", "--out", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["pages.csv", "clusters.csv"] {
+        assert!(std::fs::read_to_string(out.join(f)).unwrap().starts_with(bom), "{f}");
+    }
+    assert!(std::fs::read_to_string(out.join("report.json")).unwrap().starts_with('{'));
+}

@@ -95,3 +95,50 @@ fn fetched_pages_cluster_like_the_same_files() {
     assert!(fetches.iter().any(|f| !f["duplicates"].as_array().unwrap().is_empty()));
     assert!(fetches.iter().filter(|f| f["status"] == 200).count() == names.len());
 }
+
+/// Most requests in flight at once at the slow route, and those now.
+static SLOW_MAX: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static SLOW_NOW: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+async fn slow(UrlPath(n): UrlPath<u32>) -> impl IntoResponse {
+    use std::sync::atomic::Ordering::SeqCst;
+    let now = SLOW_NOW.fetch_add(1, SeqCst) + 1;
+    SLOW_MAX.fetch_max(now, SeqCst);
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    SLOW_NOW.fetch_sub(1, SeqCst);
+    let body =
+        format!("<html><body><p>Page {n} of the shop's own site, with words of its own: item {n}.</p></body></html>");
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body)
+}
+
+/// `--own-site` drops the delay and lets 8 requests run at once against the
+/// site; the default stays at 2. robots.txt is still asked for.
+#[test]
+fn own_site_fetches_a_site_you_run_without_the_politeness_delay() {
+    use std::sync::atomic::Ordering::SeqCst;
+    static ROBOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let app = axum::Router::new().route("/slow/{n}", axum::routing::get(slow)).route(
+        "/robots.txt",
+        axum::routing::get(|| async {
+            ROBOTS.fetch_add(1, SeqCst);
+            "User-agent: *\nAllow: /\n"
+        }),
+    );
+    let port = support::serve_on_loopback(app);
+    let urls: Vec<String> = (0..16).map(|i| format!("http://127.0.0.1:{port}/slow/{i}")).collect();
+    let run = |extra: &[&str]| {
+        SLOW_MAX.store(0, SeqCst);
+        let mut args = vec!["cluster", "-f", "json", "--quiet"];
+        args.extend(urls.iter().map(String::as_str));
+        args.extend(extra);
+        let o = webdup(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        SLOW_MAX.load(SeqCst)
+    };
+    assert!(run(&[]) <= 2);
+    let robots_before = ROBOTS.load(SeqCst);
+    assert!(run(&["--own-site"]) > 2);
+    assert!(ROBOTS.load(SeqCst) > robots_before, "robots.txt was not read");
+    let o = webdup(&["cluster", "--own-site", "--delay", "1", "x.html"]);
+    assert_eq!(o.status.code(), Some(2), "--own-site sets the delay itself");
+}

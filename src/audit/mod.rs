@@ -389,8 +389,11 @@ impl Audit {
         Ok(())
     }
 
-    /// Writes the four report files into `dir` (created if missing).
-    pub fn write_dir(&self, texts: &AuditTexts, dir: &Path) -> Result<()> {
+    /// Writes the four report files into `dir` (created if missing); the
+    /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
+    /// (Excel then reads non-Latin text right).
+    pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
+        let bom: &[u8] = if csv_bom { "\u{feff}".as_bytes() } else { b"" };
         std::fs::create_dir_all(dir)?;
         let file = |name: &str| -> Result<std::io::BufWriter<std::fs::File>> {
             Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))
@@ -399,9 +402,11 @@ impl Audit {
         self.write_json(&mut w)?;
         w.flush()?;
         let mut w = file("pages.csv")?;
+        w.write_all(bom)?;
         csv::write_pages(self, &mut w)?;
         w.flush()?;
         let mut w = file("clusters.csv")?;
+        w.write_all(bom)?;
         csv::write_clusters(self, &mut w)?;
         w.flush()?;
         let mut w = file("report.html")?;

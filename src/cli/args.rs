@@ -27,9 +27,10 @@ pub struct Cli {
 pub enum Command {
     /// Group documents into clusters of exact and near duplicates.
     ///
-    /// INPUT is an HTML or text file (.html, .htm, .txt, also .gz), a
-    /// directory (walked recursively), a list file (one path or URL a line),
-    /// or - for a list on standard input.
+    /// INPUT is an http(s) URL, a sitemap (a sitemap.xml URL or file, a
+    /// sitemap index followed), an HTML or text file (.html, .htm, .txt, also
+    /// .gz), a directory (walked recursively), a list file (one path or URL a
+    /// line), or - for a list on standard input.
     Cluster {
         #[arg(required = true, value_name = "INPUT")]
         inputs: Vec<String>,
@@ -102,6 +103,10 @@ pub enum Command {
         /// Pages with fewer main-text words are reported as thin.
         #[arg(long, default_value_t = 200, value_name = "WORDS")]
         thin_words: usize,
+        /// Start pages.csv and clusters.csv with a UTF-8 byte-order mark, so
+        /// that Excel reads non-Latin titles and URLs right.
+        #[arg(long)]
+        csv_bom: bool,
     },
     /// List each document's most similar documents.
     Neighbors {
@@ -277,6 +282,7 @@ pub enum FormatArg {
 
 /// Settings shared by every subcommand.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Similarity")]
 pub struct CommonArgs {
     /// Least exact Jaccard similarity for two documents to be duplicates
     /// (two pages of one site: one host, or one folder of local files).
@@ -316,36 +322,36 @@ pub struct CommonArgs {
     pub extract: ExtractArgs,
     /// Keep text a site repeats on many of its pages (site-template
     /// suppression is on by default).
-    #[arg(long)]
+    #[arg(help_heading = "Template suppression", long)]
     pub no_template: bool,
     /// A shingle is template text when more than this share of a site's
     /// pages (groups of copies counted once) contain it.
-    #[arg(long, default_value_t = 0.5, value_name = "SHARE")]
+    #[arg(help_heading = "Template suppression", long, default_value_t = 0.5, value_name = "SHARE")]
     pub template_share: f64,
     /// Sites with fewer distinct pages are left alone (below 5, one page
     /// must have more text of its own than template text).
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(help_heading = "Template suppression", long, default_value_t = 3, value_name = "N")]
     pub template_min_pages: usize,
     /// What counts as one site.
-    #[arg(long, value_enum, default_value = "host-or-dir")]
+    #[arg(help_heading = "Template suppression", long, value_enum, default_value = "host-or-dir")]
     pub template_scope: TemplateScopeArg,
     /// Remove stopwords before shingling.
-    #[arg(long)]
+    #[arg(help_heading = "Similarity", long)]
     pub stopwords: bool,
     /// Stem words before shingling.
-    #[arg(long)]
+    #[arg(help_heading = "Similarity", long)]
     pub stem: bool,
     /// Language for --stopwords and --stem: an ISO 639-1 code, or auto.
-    #[arg(long, default_value = "auto")]
+    #[arg(help_heading = "Similarity", long, default_value = "auto")]
     pub language: String,
     /// Smallest cluster to report.
-    #[arg(long, default_value_t = 2)]
+    #[arg(help_heading = "Similarity", long, default_value_t = 2)]
     pub min_cluster_size: usize,
     /// Largest document accepted, in bytes (after decompression).
-    #[arg(long, default_value_t = 10 << 20)]
+    #[arg(help_heading = "Input", long, default_value_t = 10 << 20)]
     pub max_bytes: u64,
     /// No progress bar.
-    #[arg(long, short = 'q')]
+    #[arg(help_heading = "Input", long, short = 'q')]
     pub quiet: bool,
     #[command(flatten)]
     pub fetch: FetchArgs,
@@ -389,7 +395,14 @@ pub struct FetchArgs {
     /// Keep fetched pages in DIR, so a re-run does not fetch them again.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// Settings for a site you run: no delay between requests and 8 at once
+    /// per site (robots.txt is still read and obeyed).
+    #[arg(long, conflicts_with_all = ["delay", "per_host"])]
+    pub own_site: bool,
 }
+
+/// Requests in flight per site with `--own-site`.
+pub const OWN_SITE_PER_HOST: usize = 8;
 
 impl FetchArgs {
     /// The fetcher config these flags describe, validated; `max_bytes` is
@@ -401,10 +414,11 @@ impl FetchArgs {
             }
             Ok(Duration::from_secs_f64(v))
         };
+        let (per_host, delay) = if self.own_site { (OWN_SITE_PER_HOST, 0.0) } else { (self.per_host, self.delay) };
         let config = FetchConfig {
             concurrency: self.concurrency,
-            per_host: self.per_host,
-            delay: seconds("delay", self.delay)?,
+            per_host,
+            delay: seconds("delay", delay)?,
             user_agent: self.user_agent.clone().unwrap_or_else(webdup::fetch::default_user_agent),
             connect_timeout: seconds("connect-timeout", self.connect_timeout)?,
             timeout: seconds("timeout", self.timeout)?,
@@ -421,6 +435,7 @@ impl FetchArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// Output format [default: table on a terminal, json otherwise].
     #[arg(long, short = 'f', value_enum)]
@@ -428,6 +443,10 @@ pub struct OutputArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Start CSV and TSV output with a UTF-8 byte-order mark, so that Excel
+    /// reads non-Latin titles and URLs right.
+    #[arg(long)]
+    pub csv_bom: bool,
 }
 
 impl OutputArgs {

@@ -12,14 +12,20 @@ use webdup::engine;
 use super::args::CommonArgs;
 use super::{Loaded, exit_for, load_corpus};
 
-pub fn run(inputs: &[String], common: &CommonArgs, out: &Path, thin_words: usize) -> anyhow::Result<ExitCode> {
+pub fn run(
+    inputs: &[String],
+    common: &CommonArgs,
+    out: &Path,
+    thin_words: usize,
+    csv_bom: bool,
+) -> anyhow::Result<ExitCode> {
     // Metadata and texts are what the audit shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, ..common.to_config()? };
     let Loaded { corpus, fetches } = load_corpus(inputs, common, &config)?;
     let clustering = engine::find_duplicates(&corpus, &config);
     let audit = Audit::build(&corpus, &clustering, &fetches, &config, &AuditConfig { thin_words });
     let texts = AuditTexts::build(&corpus, &clustering, &audit);
-    write(&audit, &texts, out, common.quiet)?;
+    write(&audit, &texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&corpus))
 }
 
@@ -31,18 +37,19 @@ pub fn run_index(
     common: &CommonArgs,
     out: &Path,
     thin_words: usize,
+    csv_bom: bool,
 ) -> anyhow::Result<ExitCode> {
     let (index, config) = super::index::open_with_stored_settings(path, common)?;
     let crawl = StoredCrawl::load(&index, crawl)?;
     let clustering = engine::find_duplicates(&crawl.corpus, &config);
     let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });
     let texts = AuditTexts::build(&crawl.corpus, &clustering, &audit);
-    write(&audit, &texts, out, common.quiet)?;
+    write(&audit, &texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&crawl.corpus))
 }
 
-fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool) -> anyhow::Result<()> {
-    audit.write_dir(texts, out).with_context(|| format!("cannot write the report to {}", out.display()))?;
+fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool, csv_bom: bool) -> anyhow::Result<()> {
+    audit.write_dir(texts, out, csv_bom).with_context(|| format!("cannot write the report to {}", out.display()))?;
     if !quiet {
         let s = &audit.summary;
         let from = match &audit.source {

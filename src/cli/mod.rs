@@ -86,17 +86,17 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
-        Command::Audit { inputs, index: Some(path), crawl, common, out, thin_words } => {
+        Command::Audit { inputs, index: Some(path), crawl, common, out, thin_words, csv_bom } => {
             debug_assert!(inputs.is_empty(), "clap rejects inputs with --index");
-            audit::run_index(&path, crawl.as_deref(), &common, &out, thin_words)
+            audit::run_index(&path, crawl.as_deref(), &common, &out, thin_words, csv_bom)
         }
-        Command::Audit { inputs, index: None, crawl, common, out, thin_words } => {
+        Command::Audit { inputs, index: None, crawl, common, out, thin_words, csv_bom } => {
             // Not clap's `requires`: it is waived once INPUT, which conflicts
             // with --index, is given.
             if crawl.is_some() {
                 bail!("--crawl picks a crawl of an index: give --index FILE (and no INPUT)");
             }
-            audit::run(&inputs, &common, &out, thin_words)
+            audit::run(&inputs, &common, &out, thin_words, csv_bom)
         }
         Command::Extract { pages, extract, url, format, fetch } => extract_pages(&pages, &extract, url, format, &fetch),
         Command::Eval { what: EvalCommand::Extract { dir, extractor, limit, threads, per_page, format } } => {
@@ -328,10 +328,13 @@ fn load_sources(
 ) -> anyhow::Result<Loaded> {
     let fetch_config = common.fetch.to_config(common.max_bytes)?;
     let limits = ReadLimits { max_bytes: common.max_bytes };
-    let progress = progress::Bar::new(common.quiet);
     let total = sources.len() as u64;
     let (urls, files): (Vec<Source>, Vec<Source>) =
         sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
+    // Pages stream from the fetcher into fingerprinting: fetching is what
+    // the user waits for.
+    let progress =
+        if urls.is_empty() { progress::Bar::new(common.quiet) } else { progress::Bar::labelled(common.quiet, "fetch") };
 
     let mut fetches = Vec::new();
     let corpus = if urls.is_empty() {
@@ -396,15 +399,22 @@ fn write_output(
     write: impl Fn(report::Format, &mut dyn Write) -> webdup::Result<()>,
 ) -> anyhow::Result<()> {
     let format = output.format(io::stdout().is_terminal() && output.output.is_none());
+    let bom: &[u8] = if output.csv_bom && matches!(format, report::Format::Csv | report::Format::Tsv) {
+        "\u{feff}".as_bytes()
+    } else {
+        b""
+    };
     match &output.output {
         Some(path) => {
             let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
             let mut w = io::BufWriter::new(file);
+            w.write_all(bom).with_context(|| format!("cannot write {}", path.display()))?;
             write(format, &mut w).with_context(|| format!("cannot write {}", path.display()))?;
             w.flush().with_context(|| format!("cannot write {}", path.display()))?;
         }
         None => {
             let mut w = io::BufWriter::new(io::stdout().lock());
+            w.write_all(bom)?;
             write(format, &mut w)?;
             w.flush()?;
         }

@@ -198,6 +198,34 @@ fn redirect_map_finds_moved_content_with_high_precision_and_recall() {
     assert!(csv.starts_with("kind,old_url,new_url,reason,jaccard,containment,confidence,evidence\n"));
     assert_eq!(csv.lines().count(), 1 + proposed.len() + unmatched.len() + already.len());
 
+    // Server configuration: one entry per proposed redirect, each matching
+    // its old URL (host and path) and sending it to the new one.
+    let full = |path: &str| format!("{base}{path}");
+    let config = |format: &str| {
+        let o = webdup(&["lost-and-found", "--index", db, "--old", "v1", "--new", "v2", "--format", format]);
+        assert!(o.status.success(), "{format}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let nginx = config("nginx");
+    assert!(nginx.contains("map $host$request_uri $webdup_redirect {") && nginx.trim_end().ends_with('}'), "{nginx}");
+    let apache = config("apache");
+    let rules: Vec<&str> = apache.lines().filter(|l| l.starts_with("RewriteRule ")).collect();
+    assert_eq!(rules.len(), proposed.len(), "{apache}");
+    let bulk = config("bulk-csv");
+    assert_eq!(bulk.lines().count(), proposed.len(), "{bulk}");
+    for (old, new) in &proposed {
+        // nginx's $host has no port; the map key is what the request names.
+        let key = format!("\"127.0.0.1{old}\" \"{}\";", full(new));
+        assert!(nginx.contains(&key), "{key} not in {nginx}");
+        // Bulk redirects match no port either.
+        assert!(bulk.lines().any(|l| l == format!("127.0.0.1{old},{},301", full(new))), "{old} not in {bulk}");
+        let matching = rules.iter().filter(|r| r.ends_with(&format!(" {} [R=301,L,QSD,NE]", full(new)))).filter(|r| {
+            let pattern = r.split(' ').nth(1).unwrap();
+            regex::Regex::new(pattern).unwrap().is_match(&old[1..])
+        });
+        assert_eq!(matching.count(), 1, "{old} -> {new} in {apache}");
+    }
+
     // Unknown crawls are named in the error.
     let o = webdup(&["lost-and-found", "--index", db, "--old", "v1", "--new", "v3"]);
     assert_eq!(o.status.code(), Some(2));

@@ -14,8 +14,17 @@ use super::index::{IndexFile, open_with_stored_settings};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum MapFormat {
+    /// The whole map: redirects, unmatched and already redirected URLs.
     Json,
+    /// One row per old URL, with its kind, reason and evidence.
     Csv,
+    /// An nginx `map` from `$host$request_uri` to the new URL.
+    Nginx,
+    /// Apache mod_rewrite rules (a VirtualHost or .htaccess).
+    Apache,
+    /// `source,target,status` rows as CDNs' bulk-redirect imports take them
+    /// (Cloudflare Bulk Redirects: source without scheme, no query string).
+    BulkCsv,
 }
 
 #[derive(Debug, Args)]
@@ -28,6 +37,9 @@ pub struct LostAndFoundArgs {
     /// The crawl after the change.
     #[arg(long)]
     pub new: String,
+    /// Output: the map as data (json, csv), or as server configuration
+    /// (nginx, apache, bulk-csv); old URLs a format cannot express are named
+    /// on stderr.
     #[arg(long, value_enum, default_value = "json")]
     pub format: MapFormat,
     /// Write the map to FILE instead of standard output.
@@ -122,6 +134,121 @@ fn write(map: &RedirectMap, format: MapFormat, out: &mut dyn Write) -> anyhow::R
             }
             w.flush()?;
         }
+        MapFormat::Nginx => write_nginx(map, out)?,
+        MapFormat::Apache => write_apache(map, out)?,
+        MapFormat::BulkCsv => {
+            let mut w = webdup::report::SafeCsvWriter::new(b',', out);
+            for r in &map.redirects {
+                match Source::of(&r.old_url) {
+                    Some(src) if src.query.is_none() => {
+                        w.write_record([format!("{}{}", src.host, src.path).as_str(), &r.new_url, "301"])?
+                    }
+                    _ => skipped(&r.old_url, "bulk redirects match no query string, only http(s) URLs"),
+                }
+            }
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// The parts of an old URL a server matches on.
+struct Source {
+    host: String,
+    path: String,
+    query: Option<String>,
+}
+
+impl Source {
+    fn of(url: &str) -> Option<Source> {
+        let u = url::Url::parse(url).ok()?;
+        if !matches!(u.scheme(), "http" | "https") {
+            return None;
+        }
+        Some(Source {
+            host: u.host_str()?.to_ascii_lowercase(),
+            path: u.path().to_string(),
+            query: u.query().map(str::to_string),
+        })
+    }
+}
+
+/// An old URL a format cannot express: named on stderr, not dropped silently.
+fn skipped(url: &str, why: &str) {
+    eprintln!("webdup: left {url} out of the map: {why}");
+}
+
+fn header(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "# webdup lost-and-found: crawl {:?} -> {:?}, {} redirects (301).",
+        map.old_crawl,
+        map.new_crawl,
+        map.redirects.len()
+    )
+}
+
+/// `map $host$request_uri $webdup_redirect { ... }`; the server block then
+/// needs `if ($webdup_redirect) { return 301 $webdup_redirect; }`.
+fn write_nginx(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
+    header(map, out)?;
+    writeln!(out, "# In the http block; in each server block:")?;
+    writeln!(out, "#     if ($webdup_redirect) {{ return 301 $webdup_redirect; }}")?;
+    writeln!(out, "map $host$request_uri $webdup_redirect {{")?;
+    writeln!(out, "    default \"\";")?;
+    for r in &map.redirects {
+        let Some(src) = Source::of(&r.old_url) else {
+            skipped(&r.old_url, "not an http(s) URL");
+            continue;
+        };
+        let key = match &src.query {
+            Some(q) => format!("{}{}?{}", src.host, src.path, q),
+            None => format!("{}{}", src.host, src.path),
+        };
+        // `$` would start a variable in either string, and nginx has no escape for it.
+        if [key.as_str(), r.new_url.as_str()].iter().any(|s| s.contains('$') || s.chars().any(char::is_control)) {
+            skipped(&r.old_url, "nginx cannot quote a '$' or a control character");
+            continue;
+        }
+        writeln!(out, "    {} {};", nginx_quote(&key), nginx_quote(&r.new_url))?;
+    }
+    writeln!(out, "}}")
+}
+
+fn nginx_quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// mod_rewrite rules, one host at a time; an old URL's query string must
+/// match exactly, and is dropped from the target (`QSD`).
+fn write_apache(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
+    header(map, out)?;
+    writeln!(out, "# mod_rewrite, in the site's VirtualHost or its .htaccess (Apache 2.4).")?;
+    writeln!(out, "RewriteEngine On")?;
+    for r in &map.redirects {
+        let Some(src) = Source::of(&r.old_url) else {
+            skipped(&r.old_url, "not an http(s) URL");
+            continue;
+        };
+        if r.new_url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            skipped(&r.old_url, "its new URL has a space or control character");
+            continue;
+        }
+        writeln!(out, "RewriteCond %{{HTTP_HOST}} ^{}$ [NC]", regex::escape(&src.host))?;
+        if let Some(q) = &src.query {
+            writeln!(out, "RewriteCond %{{QUERY_STRING}} ^{}$", regex::escape(q))?;
+        }
+        // mod_rewrite matches the path percent-decoded.
+        let decoded = percent_encoding::percent_decode_str(&src.path).decode_utf8_lossy();
+        let path = decoded.strip_prefix('/').unwrap_or(&decoded);
+        if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            skipped(&r.old_url, "its path has a space or control character");
+            continue;
+        }
+        // In the substitution, `$N` and `%N` are back-references; NE keeps
+        // the new URL's own percent-escapes as they are.
+        let target = r.new_url.replace('\\', "\\\\").replace('$', "\\$").replace('%', "\\%");
+        writeln!(out, "RewriteRule ^/?{}$ {} [R=301,L,QSD,NE]", regex::escape(path), target)?;
     }
     Ok(())
 }

@@ -332,3 +332,18 @@ fn csv_bom_starts_csv_and_tsv_output_and_the_audits_csv_files() {
     }
     assert!(std::fs::read_to_string(out.join("report.json")).unwrap().starts_with('{'));
 }
+
+#[test]
+fn cluster_with_an_index_prints_a_table_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("site.db");
+    let db = db.to_str().unwrap();
+    let o = webdup(&["index", "add", "--index", db, "--crawl", "first", "fixtures/example", "--quiet"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = webdup(&["cluster", "fixtures/example", "--index", db, "-f", "table"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(!out.trim_start().starts_with('{'), "{out}");
+    assert!(out.contains("cluster 1 ·") && out.contains(&format!("seen in {db}")), "{out}");
+    assert!(out.contains("  exact  jaccard 1.0000"), "{out}");
+}

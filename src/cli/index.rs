@@ -326,7 +326,24 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
             w.flush()?;
             Ok(())
         }
-        _ => {
+        report::Format::Table => {
+            full.report.write(report::Format::Table, out)?;
+            writeln!(out, "\nseen in {} ({} of {} documents):", full.index, full.indexed.len(), corpus.docs.len())?;
+            for row in &full.indexed {
+                writeln!(out, "{}", row.doc)?;
+                let kinds =
+                    row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
+                for (kind, m) in kinds {
+                    writeln!(
+                        out,
+                        "  {kind:<5}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
+                        m.jaccard, m.containment, m.url, m.crawl
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        report::Format::Json => {
             serde_json::to_writer_pretty(&mut *out, &full)?;
             writeln!(out)?;
             Ok(())

@@ -21,7 +21,8 @@ use super::{EXIT_SOME_FAILED, Loaded, expand_inputs, load_corpus, load_sources};
 /// The index file every index command takes.
 #[derive(Debug, Args)]
 pub struct IndexFile {
-    /// The index file (SQLite), created if missing.
+    /// The index file (SQLite). `index add` and `serve` create it if
+    /// missing; the other commands need it to exist.
     #[arg(long = "index", value_name = "FILE", default_value = "webdup.db")]
     pub path: PathBuf,
 }

@@ -9,8 +9,7 @@ use clap::{Args, ValueEnum};
 
 use webdup::store::lost_and_found::{self, Options, RedirectMap};
 
-use super::args::CommonArgs;
-use super::index::{IndexFile, open_with_stored_settings};
+use super::index::IndexFile;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum MapFormat {
@@ -51,8 +50,6 @@ pub struct LostAndFoundArgs {
     /// Least share of the old page's text found in a new page (merged pages).
     #[arg(long, default_value_t = 0.8)]
     pub min_containment: f64,
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
 pub fn run(args: LostAndFoundArgs) -> anyhow::Result<ExitCode> {
@@ -61,7 +58,8 @@ pub fn run(args: LostAndFoundArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("--{name} must be in (0, 1], not {v}");
         }
     }
-    let (index, _) = open_with_stored_settings(&args.index.path, &args.common)?;
+    // The index's own settings decide everything compared here.
+    let index = webdup::store::Index::open_existing(&args.index.path)?;
     let options =
         Options { min_jaccard: args.min_jaccard, min_containment: args.min_containment, ..Options::default() };
     let map = lost_and_found::lost_and_found(&index, &args.old, &args.new, &options)?;

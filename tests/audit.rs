@@ -710,3 +710,51 @@ fn a_canonical_to_a_redirecting_url_is_judged_alike_fresh_and_from_the_index() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(issues(&stored), fresh_issues);
 }
+
+/// A copy with a paragraph trimmed falls just under the threshold: no
+/// cluster, but each page names the other as its closest match, and the
+/// similarity chart starts at 50%.
+#[test]
+fn near_misses_below_the_threshold_show_as_closest_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    let paragraphs: Vec<String> = (0..10)
+        .map(|i| {
+            format!(
+                "<p>Paragraph {i} of the harbour report: the ferry to island {i} left at {} past nine, carrying \
+                 {} passengers, {} bicycles and the post for the lighthouse keeper on rock {}.</p>",
+                i * 3 + 1,
+                i * 17 + 5,
+                i * 2 + 1,
+                i * 7 + 2
+            )
+        })
+        .collect();
+    let page = |title: &str, body: &[String]| {
+        format!("<html><head><title>{title}</title></head><body><article>{}</article></body></html>", body.concat())
+    };
+    std::fs::write(site.join("report.html"), page("Harbour report", &paragraphs)).unwrap();
+    std::fs::write(site.join("report-short.html"), page("Harbour report (short)", &paragraphs[..7])).unwrap();
+    std::fs::write(
+        site.join("other.html"),
+        page("Allotments", &["<p>The allotment society meets on Tuesdays to share seeds and tools.</p>".to_string()]),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = webdup(&["audit", site.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["clusters"].as_array().unwrap().len(), 0, "{:#}", j["clusters"]);
+    let page_of = |name: &str| {
+        j["pages"].as_array().unwrap().iter().find(|p| p["url"].as_str().unwrap().ends_with(name)).unwrap().clone()
+    };
+    let short = page_of("report-short.html");
+    let similarity = short["closest_similarity"].as_f64().unwrap();
+    assert!((0.5..0.8).contains(&similarity), "{short:#}");
+    assert!(short["closest_url"].as_str().unwrap().ends_with("/report.html"), "{short:#}");
+    assert_eq!(short["near_duplicates"], 0);
+    assert!(page_of("other.html")["closest_url"].is_null());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("50–55%"), "the similarity chart starts at 50%");
+}

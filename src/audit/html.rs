@@ -85,10 +85,11 @@ fn cluster_size_chart(audit: &Audit) -> String {
     bar_chart("chart-cluster-sizes", "Clusters by number of pages", &labels, &counts)
 }
 
-/// Pages by the similarity of their closest match, in 5-point bins from the
-/// threshold's bin up to 100% (exact copies get their own bar).
+/// Pages by the similarity of their closest match, in 5-point bins from 50%
+/// (near misses below the threshold included) up to 100% (exact copies get
+/// their own bar).
 fn similarity_chart(audit: &Audit) -> String {
-    let low = ((audit.settings.threshold * 20.0).floor() as usize).min(19);
+    let low = ((super::NEAR_MISS_FLOOR.min(audit.settings.threshold) * 20.0).floor() as usize).min(19);
     let mut labels: Vec<String> = (low..20).map(|b| format!("{}–{}%", b * 5, b * 5 + 5)).collect();
     labels.push("exact".into());
     let mut counts = vec![0usize; labels.len()];

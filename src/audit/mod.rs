@@ -289,7 +289,7 @@ impl Audit {
         audit: &AuditConfig,
     ) -> Audit {
         let Rows { mut pages, errors, page_of_doc } = rows;
-        fill_matches(&mut pages, corpus, clustering, &page_of_doc);
+        fill_matches(&mut pages, corpus, clustering, &page_of_doc, config);
 
         let clusters: Vec<AuditCluster> = clustering
             .clusters
@@ -543,12 +543,21 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
     Rows { pages, errors, page_of_doc }
 }
 
+/// Pages without a duplicate show their nearest page from this Jaccard up.
+pub const NEAR_MISS_FLOOR: f64 = 0.5;
+
 /// Fills each page's closest match and near-duplicate count from the
 /// confirmed pairs. Exact copies only link to the first copy of their text
 /// and only first copies take part in the near search, so counts go through
 /// the groups of copies: a page is near every other copy of its text, and
 /// near every copy of each text its text is near.
-fn fill_matches(pages: &mut [PageRow], corpus: &Corpus, clustering: &Clustering, page_of_doc: &[usize]) {
+fn fill_matches(
+    pages: &mut [PageRow],
+    corpus: &Corpus,
+    clustering: &Clustering,
+    page_of_doc: &[usize],
+    config: &Config,
+) {
     let docs = &corpus.docs;
     let mut first: HashMap<[u8; 16], usize> = HashMap::new();
     let mut group = vec![0usize; docs.len()];
@@ -567,6 +576,7 @@ fn fill_matches(pages: &mut [PageRow], corpus: &Corpus, clustering: &Clustering,
             near[b].push((a, j));
         }
     }
+    let mut near_misses: Option<Vec<Vec<crate::engine::Neighbor>>> = None;
     for i in 0..docs.len() {
         let g = group[i];
         let others = copies[g].len() - 1;
@@ -576,6 +586,16 @@ fn fill_matches(pages: &mut [PageRow], corpus: &Corpus, clustering: &Clustering,
         } else {
             near[g].iter().copied().max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
         };
+        // A page with no duplicate still shows its nearest page from
+        // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79)
+        // is worth a look.
+        let closest = closest.or_else(|| {
+            let misses = near_misses.get_or_insert_with(|| {
+                let jaccard = Config { measure: crate::engine::Measure::Jaccard, ..config.clone() };
+                crate::engine::neighbors(corpus, &jaccard, NEAR_MISS_FLOOR.min(config.threshold), 1)
+            });
+            misses[i].first().map(|n| (n.doc, n.jaccard))
+        });
         let p = &mut pages[page_of_doc[i]];
         p.near_duplicates = count;
         if let Some((c, j)) = closest {

@@ -757,4 +757,21 @@ fn near_misses_below_the_threshold_show_as_closest_matches() {
     assert!(page_of("other.html")["closest_url"].is_null());
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("50–55%"), "the similarity chart starts at 50%");
+
+    // From an index: at its own threshold the same; at a lower one given on
+    // the command line, re-clustered from the stored sets.
+    let db = dir.path().join("site.db");
+    let o = webdup(&["index", "add", "--index", path_str(&db), "--crawl", "one", site.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let clusters = |extra: &[&str]| {
+        let out = dir.path().join(format!("from-index{}", extra.len()));
+        let mut args = vec!["audit", "--index", path_str(&db), "--quiet", "--out", path_str(&out)];
+        args.extend(extra);
+        let o = webdup(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+        (j["clusters"].as_array().unwrap().len(), j["settings"]["threshold"].as_f64().unwrap())
+    };
+    assert_eq!(clusters(&[]), (0, 0.8));
+    assert_eq!(clusters(&["-t", "0.6"]), (1, 0.6));
 }

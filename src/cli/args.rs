@@ -285,9 +285,10 @@ pub enum FormatArg {
 #[command(next_help_heading = "Similarity")]
 pub struct CommonArgs {
     /// Least exact Jaccard similarity for two documents to be duplicates
-    /// (two pages of one site: one host, or one folder of local files).
-    #[arg(long, short = 't', default_value_t = 0.8)]
-    pub threshold: f64,
+    /// (two pages of one site: one host, or one folder of local files)
+    /// [default: 0.8; `audit --index`: the index's own unless given].
+    #[arg(long, short = 't', value_name = "T")]
+    pub threshold: Option<f64>,
     /// Least exact Jaccard for two pages of different sites (`cluster`,
     /// `audit`). Different sites share no template, so what two of their
     /// pages share is content: a syndicated copy in another site's
@@ -404,6 +405,16 @@ pub struct FetchArgs {
 /// Requests in flight per site with `--own-site`.
 pub const OWN_SITE_PER_HOST: usize = 8;
 
+impl CommonArgs {
+    /// `--threshold`, or its default.
+    pub fn threshold(&self) -> f64 {
+        self.threshold.unwrap_or(DEFAULT_THRESHOLD)
+    }
+}
+
+/// `--threshold` when none is given.
+pub const DEFAULT_THRESHOLD: f64 = 0.8;
+
 impl FetchArgs {
     /// The fetcher config these flags describe, validated; `max_bytes` is
     /// shared with local files.
@@ -483,8 +494,8 @@ impl CommonArgs {
             shingle_size: self.shingle_size,
             permutations: self.permutations,
             seed: self.seed,
-            threshold: self.threshold,
-            cross_site_threshold: Some(self.cross_site_threshold).filter(|&c| c != self.threshold),
+            threshold: self.threshold(),
+            cross_site_threshold: Some(self.cross_site_threshold).filter(|&c| c != self.threshold()),
             measure: match self.measure {
                 MeasureArg::Jaccard => Measure::Jaccard,
                 MeasureArg::Containment => Measure::Containment,

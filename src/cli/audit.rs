@@ -39,7 +39,7 @@ pub fn run_index(
     thin_words: usize,
     csv_bom: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (index, config) = super::index::open_with_stored_settings(path, common)?;
+    let (index, config) = super::index::open_to_recluster(path, common)?;
     let crawl = StoredCrawl::load(&index, crawl)?;
     let clustering = engine::find_duplicates(&crawl.corpus, &config);
     let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });

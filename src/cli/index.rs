@@ -105,17 +105,36 @@ pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
 /// settings are named on stderr; the rest of `common` (fetching, output)
 /// applies as given.
 pub fn open_with_stored_settings(path: &Path, common: &CommonArgs) -> anyhow::Result<(Index, webdup::Config)> {
+    open_stored(path, common, false)
+}
+
+/// [`open_with_stored_settings`], but with `--threshold` (and the
+/// cross-site threshold) as given when it is given: stored shingle sets are
+/// compared exactly, so any threshold applies to them (`audit --index`).
+pub fn open_to_recluster(path: &Path, common: &CommonArgs) -> anyhow::Result<(Index, webdup::Config)> {
+    open_stored(path, common, true)
+}
+
+fn open_stored(path: &Path, common: &CommonArgs, own_threshold: bool) -> anyhow::Result<(Index, webdup::Config)> {
     let index = Index::open_existing(path)?;
     let mut asked = common.to_config()?;
-    if asked.measure == Measure::Containment {
-        // --threshold is the containment asked for, not the index's Jaccard.
+    let recluster = own_threshold && common.threshold.is_some();
+    if asked.measure == Measure::Containment || recluster {
+        // --threshold is the containment asked for, or the audit's own
+        // threshold: not a setting the fingerprints depend on.
         asked.threshold = index.settings().threshold;
     }
     let differences = index.settings().differences(&webdup::store::Settings::of(&asked));
     if !differences.is_empty() {
         eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
     }
-    let config = index.settings().apply(asked)?;
+    let cross_site = asked.cross_site_threshold;
+    let mut config = index.settings().apply(asked)?;
+    if recluster {
+        config.threshold = common.threshold();
+        config.cross_site_threshold = cross_site.filter(|&c| c != config.threshold);
+        config = config.validate()?;
+    }
     Ok((index, config))
 }
 
@@ -239,7 +258,7 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
     let Some(doc) = corpus.docs.first() else { anyhow::bail!("cannot query {target}: no document") };
     let result = match config.measure {
         Measure::Jaccard => index.check(doc)?,
-        Measure::Containment => index.check_containment(doc, common.threshold)?,
+        Measure::Containment => index.check_containment(doc, common.threshold())?,
     };
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;

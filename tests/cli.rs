@@ -270,6 +270,12 @@ fn index_stats_query_and_remove_use_the_settings_the_index_was_built_with() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stats = json(&o);
     assert_eq!(stats["pages"], 7, "{stats}");
+    // Times are ISO 8601 in UTC, not epoch seconds.
+    let first = stats["crawls"][0]["first_fetched_at"].as_str().unwrap_or_else(|| panic!("{stats}"));
+    assert!(
+        first.len() == 20 && first.starts_with("20") && first.ends_with('Z') && first.as_bytes()[10] == b'T',
+        "{first}"
+    );
     let o = webdup(&["index", "query", "--index", db, "fixtures/example/river-path-updated.html"], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let q = json(&o);

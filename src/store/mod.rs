@@ -389,6 +389,8 @@ pub struct StoredPage {
     pub url: String,
     pub final_url: Option<String>,
     pub status: Option<u16>,
+    /// Seconds since the Unix epoch; ISO 8601 (UTC) in JSON.
+    #[serde(serialize_with = "iso8601")]
     pub fetched_at: i64,
     pub error_kind: Option<String>,
     pub error: Option<String>,
@@ -465,8 +467,32 @@ pub struct CrawlStats {
     pub crawl: String,
     pub pages: u64,
     pub with_content: u64,
+    /// Seconds since the Unix epoch; ISO 8601 (UTC) in JSON.
+    #[serde(serialize_with = "iso8601")]
     pub first_fetched_at: i64,
+    #[serde(serialize_with = "iso8601")]
     pub last_fetched_at: i64,
+}
+
+/// `seconds` since the Unix epoch as an ISO 8601 UTC time,
+/// `2024-09-01T12:30:05Z`.
+pub fn iso8601_utc(seconds: i64) -> String {
+    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+fn iso8601<S: serde::Serializer>(seconds: &i64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&iso8601_utc(*seconds))
 }
 
 /// The answer of [`Index::stats`].
@@ -1410,3 +1436,21 @@ fn decode_u32s(blob: &[u8], page_id: i64) -> Result<Vec<u32>> {
 }
 
 pub use lost_and_found::lost_and_found;
+
+#[cfg(test)]
+mod time_tests {
+    use super::iso8601_utc;
+
+    #[test]
+    fn epoch_seconds_print_as_iso_8601_utc() {
+        for (t, iso) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_560_000_000, "2019-06-08T13:20:00Z"),
+            (-1, "1969-12-31T23:59:59Z"),
+            (4_102_444_800, "2100-01-01T00:00:00Z"),
+        ] {
+            assert_eq!(iso8601_utc(t), iso);
+        }
+    }
+}

@@ -681,10 +681,14 @@ pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Ve
 /// Everything known about how two documents relate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
+    #[serde(serialize_with = "verify::serialize_round6")]
     pub jaccard: f64,
+    #[serde(serialize_with = "verify::serialize_round6")]
     pub minhash_estimate: f64,
     pub simhash_distance: u32,
+    #[serde(serialize_with = "verify::serialize_round6")]
     pub containment_a_in_b: f64,
+    #[serde(serialize_with = "verify::serialize_round6")]
     pub containment_b_in_a: f64,
     pub shared_shingles: usize,
     pub only_in_a: usize,

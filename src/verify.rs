@@ -44,6 +44,17 @@ impl Overlap {
     }
 }
 
+/// A similarity as every report writes it in JSON and CSV: to 6 decimals
+/// (tables for people show 4).
+pub fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Serializes a similarity through [`round6`].
+pub fn serialize_round6<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round6(*x))
+}
+
 /// What a similarity threshold is compared with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

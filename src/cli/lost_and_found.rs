@@ -105,8 +105,8 @@ fn write(map: &RedirectMap, format: MapFormat, out: &mut dyn Write) -> anyhow::R
                     &r.old_url,
                     &r.new_url,
                     &r.reason,
-                    &format!("{:.4}", r.jaccard),
-                    &format!("{:.4}", r.containment),
+                    &format!("{:.6}", r.jaccard),
+                    &format!("{:.6}", r.containment),
                     r.confidence.as_str(),
                     &r.evidence,
                 ])?;
@@ -115,7 +115,7 @@ fn write(map: &RedirectMap, format: MapFormat, out: &mut dyn Write) -> anyhow::R
                 let best = u
                     .best_url
                     .as_deref()
-                    .map_or(String::new(), |b| format!("closest {b} (jaccard {:.3})", u.best_jaccard));
+                    .map_or(String::new(), |b| format!("closest {b} (jaccard {:.6})", u.best_jaccard));
                 w.write_record(["unmatched", &u.old_url, "", &u.reason, "", "", "", &best])?;
             }
             for a in &map.already_redirected {
@@ -124,8 +124,8 @@ fn write(map: &RedirectMap, format: MapFormat, out: &mut dyn Write) -> anyhow::R
                     &a.old_url,
                     &a.final_url,
                     "redirects",
-                    &format!("{:.4}", a.jaccard),
-                    &format!("{:.4}", a.containment),
+                    &format!("{:.6}", a.jaccard),
+                    &format!("{:.6}", a.containment),
                     "",
                     "",
                 ])?;

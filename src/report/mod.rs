@@ -97,9 +97,7 @@ pub struct ClusterReport {
 }
 
 /// Rounds to 6 decimals so reports stay readable and stable.
-fn round(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
-}
+use crate::verify::round6 as round;
 
 impl ClusterReport {
     pub fn new(corpus: &Corpus, clustering: &Clustering, config: &Config) -> ClusterReport {
@@ -178,8 +176,8 @@ impl ClusterReport {
                     c.kind.to_string(),
                     m.id.clone(),
                     m.representative.to_string(),
-                    format!("{:.4}", m.jaccard),
-                    format!("{:.4}", m.containment),
+                    format!("{:.6}", m.jaccard),
+                    format!("{:.6}", m.containment),
                     m.exact.to_string(),
                     m.words.to_string(),
                     String::new(),
@@ -273,9 +271,9 @@ impl NeighborReport {
                             d.id.clone(),
                             (rank + 1).to_string(),
                             n.id.clone(),
-                            format!("{:.4}", n.jaccard),
-                            format!("{:.4}", n.containment),
-                            format!("{:.4}", n.contained),
+                            format!("{:.6}", n.jaccard),
+                            format!("{:.6}", n.containment),
+                            format!("{:.6}", n.contained),
                             String::new(),
                         ])?;
                     }

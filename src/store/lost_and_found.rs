@@ -78,8 +78,10 @@ pub struct Redirect {
     pub new_url: String,
     /// Why the old URL counts as gone.
     pub reason: String,
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub jaccard: f64,
     /// Share of the old page's shingles found in the new page.
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub containment: f64,
     pub title_match: bool,
     pub confidence: Confidence,
@@ -94,6 +96,7 @@ pub struct Unmatched {
     pub reason: String,
     /// The most similar live page, too dissimilar to propose.
     pub best_url: Option<String>,
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub best_jaccard: f64,
 }
 
@@ -102,7 +105,9 @@ pub struct Unmatched {
 pub struct AlreadyRedirected {
     pub old_url: String,
     pub final_url: String,
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub jaccard: f64,
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub containment: f64,
 }
 

@@ -422,10 +422,13 @@ pub struct Match {
     pub final_url: Option<String>,
     pub title: Option<String>,
     /// Exact Jaccard of the shingle sets.
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub jaccard: f64,
     /// Share of the checked page's shingles found in this page.
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub containment: f64,
     /// Share of this page's shingles found in the checked page.
+    #[serde(serialize_with = "crate::verify::serialize_round6")]
     pub contained: f64,
 }
 

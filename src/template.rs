@@ -32,7 +32,9 @@
 //! a page with more text of its own than template text, or copies grouped by
 //! a body they share beyond it (an article among thin pages shows what the
 //! site repeats, and so do an article's mirror and revision; three
-//! revisions of one article, each edited here and there, show nothing). A page left with no shingle keeps its own set: a page that is
+//! revisions of one article, each edited here and there, show nothing).
+//!
+//! A page left with no shingle keeps its own set: a page that is
 //! all template is a copy of the template, not an empty document.
 
 use std::collections::{HashMap, HashSet};
@@ -54,8 +56,9 @@ pub const CORE_ONLY_SHINGLES: usize = 8;
 /// part; pages that share candidates beyond it are copies of each other.
 pub const UNIVERSAL_SHARE: f64 = 0.9;
 
-/// A site with fewer copy groups has a template only when one of its pages
-/// has more text of its own than template text (see [`suppress`]).
+/// A site with fewer copy groups has a template only when a witness shows
+/// it: a page with more text of its own than template text, or copies
+/// sharing a body beyond it (see the module documentation).
 pub const WITNESS_FREE_GROUPS: usize = 5;
 
 /// How pages are grouped into sites.

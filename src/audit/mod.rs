@@ -393,7 +393,7 @@ impl Audit {
     /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
     /// (Excel then reads non-Latin text right).
     pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
-        let bom: &[u8] = if csv_bom { "\u{feff}".as_bytes() } else { b"" };
+        let bom: &[u8] = if csv_bom { crate::report::UTF8_BOM } else { b"" };
         std::fs::create_dir_all(dir)?;
         let file = |name: &str| -> Result<std::io::BufWriter<std::fs::File>> {
             Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))

@@ -138,6 +138,15 @@ fn open_stored(path: &Path, common: &CommonArgs, own_threshold: bool) -> anyhow:
     Ok((index, config))
 }
 
+/// What the index holds like `doc`: by its own Jaccard threshold, or by
+/// containment at `containment` (the --threshold given).
+fn check(index: &Index, doc: &engine::Fingerprint, measure: Measure, containment: f64) -> anyhow::Result<CheckResult> {
+    Ok(match measure {
+        Measure::Jaccard => index.check(doc)?,
+        Measure::Containment => index.check_containment(doc, containment)?,
+    })
+}
+
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     serde_json::to_writer_pretty(&mut out, value)?;
@@ -256,10 +265,7 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
         anyhow::bail!("cannot query {}: {}", e.id, e.message);
     }
     let Some(doc) = corpus.docs.first() else { anyhow::bail!("cannot query {target}: no document") };
-    let result = match config.measure {
-        Measure::Jaccard => index.check(doc)?,
-        Measure::Containment => index.check_containment(doc, common.threshold())?,
-    };
+    let result = check(&index, doc, config.measure, common.threshold())?;
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;
     Ok(ExitCode::SUCCESS)
@@ -315,10 +321,7 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
     report.fetches = fetches;
     let mut indexed = Vec::new();
     for doc in &corpus.docs {
-        let result = match config.measure {
-            Measure::Jaccard => index.check(doc)?,
-            Measure::Containment => index.check_containment(doc, config.threshold)?,
-        };
+        let result = check(&index, doc, config.measure, config.threshold)?;
         if result.seen() {
             indexed.push(IndexedRow { doc: doc.id.clone(), result });
         }

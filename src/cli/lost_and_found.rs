@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use webdup::store::lost_and_found::{self, Options, RedirectMap};
+use webdup::store::lost_and_found::{self, Options, Redirect, RedirectMap};
 
 use super::index::IndexFile;
 
@@ -136,12 +136,10 @@ fn write(map: &RedirectMap, format: MapFormat, out: &mut dyn Write) -> anyhow::R
         MapFormat::Apache => write_apache(map, out)?,
         MapFormat::BulkCsv => {
             let mut w = webdup::report::SafeCsvWriter::new(b',', out);
-            for r in &map.redirects {
-                match Source::of(&r.old_url) {
-                    Some(src) if src.query.is_none() => {
-                        w.write_record([format!("{}{}", src.host, src.path).as_str(), &r.new_url, "301"])?
-                    }
-                    _ => skipped(&r.old_url, "bulk redirects match no query string, only http(s) URLs"),
+            for (r, src) in http_redirects(map) {
+                match src.query {
+                    None => w.write_record([format!("{}{}", src.host, src.path).as_str(), &r.new_url, "301"])?,
+                    Some(_) => skipped(&r.old_url, "bulk redirects match no query string"),
                 }
             }
             w.flush()?;
@@ -171,6 +169,18 @@ impl Source {
     }
 }
 
+/// The redirects whose old URL is http(s), with its parts; the others are
+/// named on stderr.
+fn http_redirects(map: &RedirectMap) -> impl Iterator<Item = (&Redirect, Source)> {
+    map.redirects.iter().filter_map(|r| {
+        let src = Source::of(&r.old_url);
+        if src.is_none() {
+            skipped(&r.old_url, "not an http(s) URL");
+        }
+        src.map(|src| (r, src))
+    })
+}
+
 /// An old URL a format cannot express: named on stderr, not dropped silently.
 fn skipped(url: &str, why: &str) {
     eprintln!("webdup: left {url} out of the map: {why}");
@@ -194,11 +204,7 @@ fn write_nginx(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "#     if ($webdup_redirect) {{ return 301 $webdup_redirect; }}")?;
     writeln!(out, "map $host$request_uri $webdup_redirect {{")?;
     writeln!(out, "    default \"\";")?;
-    for r in &map.redirects {
-        let Some(src) = Source::of(&r.old_url) else {
-            skipped(&r.old_url, "not an http(s) URL");
-            continue;
-        };
+    for (r, src) in http_redirects(map) {
         let key = match &src.query {
             Some(q) => format!("{}{}?{}", src.host, src.path, q),
             None => format!("{}{}", src.host, src.path),
@@ -223,11 +229,7 @@ fn write_apache(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
     header(map, out)?;
     writeln!(out, "# mod_rewrite, in the site's VirtualHost or its .htaccess (Apache 2.4).")?;
     writeln!(out, "RewriteEngine On")?;
-    for r in &map.redirects {
-        let Some(src) = Source::of(&r.old_url) else {
-            skipped(&r.old_url, "not an http(s) URL");
-            continue;
-        };
+    for (r, src) in http_redirects(map) {
         if r.new_url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             skipped(&r.old_url, "its new URL has a space or control character");
             continue;

@@ -400,7 +400,7 @@ fn write_output(
 ) -> anyhow::Result<()> {
     let format = output.format(io::stdout().is_terminal() && output.output.is_none());
     let bom: &[u8] = if output.csv_bom && matches!(format, report::Format::Csv | report::Format::Tsv) {
-        "\u{feff}".as_bytes()
+        report::UTF8_BOM
     } else {
         b""
     };

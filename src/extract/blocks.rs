@@ -430,10 +430,15 @@ fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static 
 /// The furniture word `e`'s class or id contains, if any (never for `html`
 /// and `body`, whose classes describe the page: `has-sidebar`).
 fn discarded(e: &scraper::node::Element) -> Option<&'static str> {
-    if matches!(e.name(), "html" | "body") {
+    if is_page(e) {
         return None;
     }
     named(e, FURNITURE_WORDS)
+}
+
+/// `html` and `body`: the whole page, whatever their classes say of it.
+fn is_page(e: &scraper::node::Element) -> bool {
+    matches!(e.name(), "html" | "body")
 }
 
 /// Page chrome by tag, role or a consent notice's class. (Hidden elements
@@ -443,7 +448,7 @@ fn discarded(e: &scraper::node::Element) -> Option<&'static str> {
 fn chrome(e: &scraper::node::Element) -> bool {
     matches!(e.name(), "nav" | "footer" | "aside" | "figcaption")
         || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()))
-        || !matches!(e.name(), "html" | "body")
+        || !is_page(e)
             && [e.attr("class"), e.id()]
                 .into_iter()
                 .flatten()
@@ -517,11 +522,6 @@ fn classify(blocks: &mut [Block]) {
             Class::Short
         };
     }
-    // A short block between content blocks is content (a one-line
-    // paragraph, a subheading, a closing line before the footer); a heading
-    // right before content heads it. Furniture is out of the text's flow and
-    // does not count as a neighbour; the text's start or end counts as
-    // content.
     // A run of short lines that are not links (a spec list, ingredients, a
     // poem) is text as a paragraph is: a menu or a ticker would be link text.
     let mut i = 0;
@@ -546,6 +546,11 @@ fn classify(blocks: &mut [Block]) {
         }
         i = end;
     }
+    // A short block between content blocks is content (a one-line
+    // paragraph, a subheading, a closing line before the footer); a heading
+    // right before content heads it. Furniture is out of the text's flow and
+    // does not count as a neighbour; the text's start or end counts as
+    // content.
     let judged: Vec<Class> = blocks.iter().map(|b| b.class).collect();
     let in_flow = |c: &&Class| matches!(c, Class::Good | Class::Linky);
     for i in 0..blocks.len() {

@@ -184,10 +184,9 @@ pub fn containment_pairs(
     threshold: f64,
     permutations: usize,
 ) -> (Vec<(u32, u32)>, ContainmentPlan) {
-    let class_of = size_class;
     let mut classes: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
     for (i, &s) in sizes.iter().enumerate() {
-        classes.entry(class_of(s)).or_default().push(i as u32);
+        classes.entry(size_class(s)).or_default().push(i as u32);
     }
     let classes: Vec<(usize, Vec<u32>)> = classes.into_iter().collect();
     let bounds: Vec<(usize, usize)> = classes

@@ -99,6 +99,10 @@ pub struct ClusterReport {
 /// Rounds to 6 decimals so reports stay readable and stable.
 use crate::verify::round6 as round;
 
+/// The UTF-8 byte-order mark that `--csv-bom` puts before CSV and TSV
+/// output, so that Excel reads it as UTF-8.
+pub const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
+
 impl ClusterReport {
     pub fn new(corpus: &Corpus, clustering: &Clustering, config: &Config) -> ClusterReport {
         let clusters: Vec<ClusterRow> = clustering

@@ -1034,30 +1034,9 @@ impl Index {
                 }
             }
             result.candidates = candidates.len();
-            let mut stmt =
-                conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
-            for id in candidates.into_iter().filter(|id| !exact_ids.contains(id)) {
-                let row = stmt
-                    .query_row([id], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, Option<String>>(2)?,
-                            r.get::<_, Option<String>>(3)?,
-                            r.get::<_, Option<Vec<u8>>>(4)?,
-                        ))
-                    })
-                    .optional()?;
-                // A band row without its page cannot be written by this code;
-                // skip it rather than fail a crawl's check.
-                let Some((url, crawl, final_url, title, Some(blob))) = row else { continue };
-                let shingles = decode_u64s(&blob, id)?;
-                let o = Overlap::of(&fp.shingles, &shingles);
-                if o.jaccard() >= self.settings.threshold {
-                    result.near.push(Match::new(url, crawl, final_url, title, &o));
-                }
-            }
-            result.near.sort_by(|a, b| b.jaccard.total_cmp(&a.jaccard).then_with(|| a.url.cmp(&b.url)));
+            let threshold = self.settings.threshold;
+            let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
+            result.near = verify_candidates(conn, fp, candidates, |o| o.jaccard() >= threshold, |m| m.jaccard)?;
             Ok(result)
         })
     }
@@ -1108,24 +1087,13 @@ impl Index {
                 }
             }
             result.candidates = candidates.len();
-            let mut stmt =
-                conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
-            for id in candidates {
-                let (url, crawl, final_url, title, blob): (
-                    String,
-                    String,
-                    Option<String>,
-                    Option<String>,
-                    Option<Vec<u8>>,
-                ) = stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
-                let Some(blob) = blob else { continue };
-                let o = Overlap::of(&fp.shingles, &decode_u64s(&blob, id)?);
-                if o.containment_of_smaller() >= threshold {
-                    result.near.push(Match::new(url, crawl, final_url, title, &o));
-                }
-            }
-            let score = |m: &Match| m.containment.max(m.contained);
-            result.near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.url.cmp(&b.url)));
+            result.near = verify_candidates(
+                conn,
+                fp,
+                candidates,
+                |o| o.containment_of_smaller() >= threshold,
+                |m| m.containment.max(m.contained),
+            )?;
             Ok(result)
         })
     }
@@ -1395,6 +1363,41 @@ fn inflate(blob: &[u8], page_id: i64) -> Result<String> {
         .read_to_string(&mut text)
         .map_err(|e| Error::Corrupt { page_id, reason: format!("stored text: {e}") })?;
     Ok(text)
+}
+
+/// The candidate pages whose overlap with `fp`, on their stored shingles,
+/// passes `keep`; highest `score` first, then by URL. A candidate without
+/// its page row (a band row cannot outlive its page, but a check must not
+/// fail on one) or without shingles is skipped.
+fn verify_candidates(
+    conn: &Connection,
+    fp: &Fingerprint,
+    candidates: impl IntoIterator<Item = i64>,
+    keep: impl Fn(&Overlap) -> bool,
+    score: impl Fn(&Match) -> f64,
+) -> Result<Vec<Match>> {
+    let mut stmt = conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
+    let mut near = Vec::new();
+    for id in candidates {
+        let row = stmt
+            .query_row([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<Vec<u8>>>(4)?,
+                ))
+            })
+            .optional()?;
+        let Some((url, crawl, final_url, title, Some(blob))) = row else { continue };
+        let o = Overlap::of(&fp.shingles, &decode_u64s(&blob, id)?);
+        if keep(&o) {
+            near.push(Match::new(url, crawl, final_url, title, &o));
+        }
+    }
+    near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.url.cmp(&b.url)));
+    Ok(near)
 }
 
 /// Pages stored with `fp`'s exact text, into `result.exact`; returns their ids.

@@ -280,3 +280,75 @@ async fn sigterm_lets_the_request_in_flight_finish_then_exits_cleanly() {
     let index = webdup::store::Index::open(&db, &config).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(index.stats().unwrap().pages, 1);
 }
+
+/// Issue 14, defect 1: the API used to fingerprint HTML without the page's
+/// metadata, so a noindex page posted to `/v1/pages` was stored without
+/// `noindex`, `description` and `h1`, and `audit --index` called it
+/// indexable. The same page added from a file kept them.
+#[tokio::test]
+async fn a_page_posted_to_the_api_audits_like_the_same_page_added_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = "<html><head><title>Ferry timetable</title><meta name=\"description\" content=\"Winter sailings\">\n\
+        <meta name=\"robots\" content=\"noindex\"><link rel=\"canonical\" href=\"https://ferry.test/timetable\"></head><body><h1>Winter ferry timetable</h1><p>The ferry timetable \
+        changes in winter and the harbour office posts it weekly on the board by the ticket window. Crossings take \
+        forty minutes and the first boat leaves at seven.</p></body></html>";
+    std::fs::write(dir.path().join("page.html"), html).unwrap();
+    let db = dir.path().join("meta.db");
+    let webdup = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_webdup"));
+        c.current_dir(dir.path());
+        c
+    };
+    let out = webdup()
+        .args(["index", "add", "--crawl", "cli", "--index"])
+        .arg(&db)
+        .args(["page.html", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let s = start(&db, &[]);
+    let c = reqwest::Client::new();
+    let (st, v) = call(
+        &c,
+        reqwest::Method::POST,
+        &format!("{}/v1/pages", s.base()),
+        Some(json!({"url": "page.html", "html": html, "crawl": "api"})),
+        None,
+    )
+    .await;
+    assert_eq!(st, 201, "{v}");
+    let (st, v) = call(&c, reqwest::Method::GET, &format!("{}/v1/pages?url=page.html", s.base()), None, None).await;
+    assert_eq!(st, 200, "{v}");
+    drop(s);
+    let stored = v["pages"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(stored.len(), 2, "{v}");
+    let fields = |p: &Value| {
+        ["title", "description", "h1", "noindex", "noindex_source", "canonical"].map(|k| p[k].clone()).to_vec()
+    };
+    assert_eq!(fields(&stored[0]), fields(&stored[1]), "{v}");
+    assert_eq!(stored[0]["noindex"], json!(true), "{v}");
+    assert_eq!(stored[0]["description"], json!("Winter sailings"), "{v}");
+    assert_eq!(stored[1]["canonical"], json!("https://ferry.test/timetable"), "{v}");
+
+    let mut rows = Vec::new();
+    for crawl in ["cli", "api"] {
+        let out_dir = dir.path().join(format!("audit-{crawl}"));
+        let out = webdup()
+            .args(["audit", "--index"])
+            .arg(&db)
+            .args(["--crawl", crawl, "--out"])
+            .arg(&out_dir)
+            .arg("-q")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+        let mut row = report["pages"][0].clone();
+        assert!(row.is_object(), "{report}");
+        row.as_object_mut().unwrap().remove("fetched_at");
+        rows.push(row);
+    }
+    assert_eq!(rows[0]["indexability"], json!("noindex"), "{}", rows[0]);
+    assert_eq!(rows[0], rows[1]);
+}

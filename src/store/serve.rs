@@ -46,8 +46,9 @@ use tokio::io::AsyncWriteExt;
 use super::{Index, Page};
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::error::Error as ConfigError;
-use crate::extract::{self, EXTRACT_STACK};
+use crate::extract::EXTRACT_STACK;
 use crate::fetch::Hop;
+use crate::source::{Format, RawDocument};
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -145,7 +146,6 @@ impl ServeConfig {
 struct Service {
     index: Arc<Index>,
     fingerprinter: Fingerprinter,
-    config: Config,
     serve: ServeConfig,
     workers: Workers,
 }
@@ -221,8 +221,8 @@ fn work(rx: &Mutex<Receiver<Job>>) {
 pub fn router(index: Arc<Index>, config: &Config, serve: &ServeConfig) -> std::io::Result<Router> {
     let service = Arc::new(Service {
         index,
-        fingerprinter: Fingerprinter::new(config),
-        config: config.clone(),
+        // Pages keep their metadata and main text, as `index add` stores them.
+        fingerprinter: Fingerprinter::new(&Config { keep_pages: true, ..config.clone() }),
         serve: serve.clone(),
         workers: Workers::start(serve.worker_threads(), serve.queue)?,
     });
@@ -437,27 +437,40 @@ fn parse_body(body: Body) -> Result<PageBody, ApiError> {
 }
 
 fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
-    let (text, title, extractor) = match (&body.html, &body.text) {
-        (Some(html), _) => {
-            // The page budget (depth, elements, attributes) is checked by
-            // the extractor itself, before any parser runs.
-            let e = extract::extract(html, &s.config.extract).map_err(|e| {
-                ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: [{}] {e}", body.url, e.doc_kind()))
-            })?;
-            (e.text, e.title, e.extractor)
+    let mut fp = match (&body.html, &body.text) {
+        // The same entrance as `index add`: main text and the page's own
+        // metadata (description, h1, robots, canonical). The page budget
+        // (depth, elements, attributes) is checked by the extractor itself,
+        // before any parser runs.
+        (Some(html), _) => s
+            .fingerprinter
+            .fingerprint(RawDocument {
+                id: body.url.clone(),
+                order: 0,
+                format: Format::Html,
+                body: html.clone(),
+                url: body.final_url.clone(),
+            })
+            .map_err(|e| {
+                ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: [{}] {}", body.url, e.kind, e.message))
+            })?,
+        (None, Some(text)) => {
+            let mut fp = s
+                .fingerprinter
+                .fingerprint_text(body.url.clone(), 0, text, None, "none")
+                .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+            // Stored with the page, for the diff view of `webdup audit --index`.
+            fp.text = Some(text.clone());
+            fp
         }
-        (None, Some(text)) => (text.clone(), None, "none"),
         (None, None) => unreachable!("checked by parse_body"),
     };
-    let mut fp = s
-        .fingerprinter
-        .fingerprint_text(body.url.clone(), 0, &text, title, extractor)
-        .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     if body.title.is_some() {
         fp.title = body.title.clone();
+        if let Some(meta) = &mut fp.meta {
+            meta.title = body.title.clone();
+        }
     }
-    // Stored with the page, for the diff view of `webdup audit --index`.
-    fp.text = Some(text);
     Ok(fp)
 }
 
@@ -511,7 +524,11 @@ async fn insert(State(s): State<Arc<Service>>, body: Body) -> Response {
         page.final_url = body.final_url.clone();
         page.status = body.status;
         page.redirects = body.redirects.clone();
-        page.meta.canonical = body.canonical.clone();
+        // The page's own <link rel=canonical> wins, as everywhere else; a
+        // canonical the crawler saw elsewhere (a Link header) fills the gap.
+        if page.meta.canonical.is_none() {
+            page.meta.canonical = body.canonical.clone();
+        }
         match s.index.insert(&page) {
             Ok(id) => (StatusCode::CREATED, Json(serde_json::json!({ "id": id, "url": body.url, "crawl": crawl })))
                 .into_response(),

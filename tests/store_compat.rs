@@ -1,0 +1,101 @@
+//! Format compatibility the tantivy way: index files written by earlier
+//! releases (tests/data/index_v{N}.db, made by scripts/make-compat-index.py
+//! with that release's binary from the pages in tests/data/compat-site/)
+//! open with today's webdup, migrate, verify, and answer checks. The file of
+//! the current schema version is written by the current binary when it is
+//! missing, so a schema bump leaves a new file to check in.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use webdup::engine::{Config, Fingerprinter};
+use webdup::source::{Format, RawDocument};
+use webdup::store::{Index, schema};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// Oldest schema version whose file is kept here.
+const OLDEST_KEPT: i64 = 4;
+
+/// Writes the current version's file when it is missing (tantivy's `create_format`).
+fn current_version_file() -> PathBuf {
+    let path = data().join(format!("index_v{}.db", schema::VERSION));
+    if !path.exists() {
+        let done = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/make-compat-index.py"))
+            .arg(env!("CARGO_BIN_EXE_webdup"))
+            .arg(&path)
+            .status()
+            .expect("python3 runs scripts/make-compat-index.py");
+        assert!(done.success() && path.exists(), "could not write {}", path.display());
+    }
+    path
+}
+
+/// A copy of a kept file: opening migrates it, and the kept bytes must not change.
+fn open_copy(version: i64, dir: &Path) -> Index {
+    let kept = data().join(format!("index_v{version}.db"));
+    let copy = dir.join(format!("v{version}.db"));
+    std::fs::copy(&kept, &copy).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
+    let found: i64 =
+        rusqlite::Connection::open(&copy).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(found, version, "{} is not a version-{version} file", kept.display());
+    Index::open_existing(&copy).unwrap_or_else(|e| panic!("index_v{version}.db: {e}"))
+}
+
+#[test]
+fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
+    current_version_file();
+    for version in OLDEST_KEPT..=schema::VERSION {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open_copy(version, dir.path());
+        let problems = index.verify().unwrap();
+        assert!(problems.is_empty(), "index_v{version}.db: {problems:?}");
+        let stats = index.stats().unwrap();
+        assert_eq!(stats.pages, 4, "index_v{version}.db: {stats:?}");
+
+        let pages = index.crawl_pages("compat").unwrap();
+        let url_of = |path: &str| {
+            pages.iter().map(|(p, _)| p).find(|p| p.url.ends_with(path)).unwrap_or_else(|| panic!("{path}")).clone()
+        };
+        // What each page's row says, whichever release wrote it.
+        let article = url_of("/article");
+        assert_eq!(article.meta.canonical_source.as_deref(), Some("http"), "v{version}");
+        assert!(article.meta.canonical.as_deref().is_some_and(|c| c.ends_with("/ferries")), "v{version}");
+        assert_eq!(article.meta.h1.as_deref(), Some("Winter ferry timetable"), "v{version}");
+        let private = url_of("/private");
+        assert_eq!((private.meta.noindex, private.meta.noindex_source.as_deref()), (Some(true), Some("x-robots-tag")));
+        let old = url_of("/old");
+        assert!(old.final_url.as_deref().is_some_and(|u| u.ends_with("/moved")), "v{version}");
+        assert_eq!(url_of("/gone").error_kind.as_deref(), Some("http_status"), "v{version}");
+        if version >= 5 {
+            assert_eq!(old.redirects.iter().map(|h| h.status).collect::<Vec<_>>(), [301], "v{version}");
+        }
+
+        // The same pages fingerprinted today are found, under the index's settings.
+        let config = index.settings().apply(Config::default()).unwrap();
+        let fp = Fingerprinter::new(&config);
+        for (file, path) in [("article.html", "/article"), ("moved.html", "/old"), ("private.html", "/private")] {
+            let body = std::fs::read_to_string(data().join("compat-site").join(file)).unwrap();
+            let stored = url_of(path);
+            let raw = RawDocument { id: stored.url.clone(), order: 0, format: Format::Html, body, url: None };
+            let result = index.check(&fp.fingerprint(raw).unwrap()).unwrap();
+            assert_eq!(
+                result.exact.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
+                [stored.url.as_str()],
+                "index_v{version}.db, {file}: {result:?}"
+            );
+        }
+
+        // The main texts come back, deflated or not.
+        let fingerprints = index.crawl_fingerprints("compat").unwrap();
+        let text = fingerprints
+            .iter()
+            .find(|(p, _)| p.url.ends_with("/article"))
+            .and_then(|(_, f)| f.as_ref()?.text.clone())
+            .unwrap_or_default();
+        assert!(text.len() > 2048 && text.contains("harbour office"), "v{version}: {} bytes", text.len());
+    }
+}

@@ -18,7 +18,7 @@ use crate::index::{HammingTables, LshParams, lsh};
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
 use crate::source::{Format, RawDocument};
-use crate::template::{self, TemplateConfig};
+use crate::template::{self, TemplateConfig, Templates};
 pub use crate::verify::Measure;
 use crate::verify::{self, Edge, Overlap};
 
@@ -205,6 +205,20 @@ impl Fingerprint {
         }
     }
 
+    /// Drops its site's template shingles (sorted), before sketching: a
+    /// page that loses some has its SimHash features become its remaining
+    /// shingles, so both sketches describe the same text. True when any
+    /// were dropped (see [`template::apply`]).
+    pub fn drop_template(&mut self, template: &[u64]) -> bool {
+        let Some(kept) = template::apply(&self.shingles, template) else { return false };
+        self.simhash = simhash::simhash_counted(&kept);
+        if !self.terms.is_empty() {
+            self.terms = kept.iter().map(|&h| (h, 1)).collect();
+        }
+        self.shingles = kept;
+        true
+    }
+
     /// The digest as 32 lowercase hex digits.
     pub fn digest_hex(&self) -> String {
         self.digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -281,7 +295,9 @@ impl Fingerprinter {
         Ok(f)
     }
 
-    fn shingle_text(
+    /// Shingles text that needs no extraction, leaving its sketches empty
+    /// until [`Fingerprinter::sketch`] (see [`Fingerprinter::fingerprint_unsketched`]).
+    pub fn shingle_text(
         &self,
         id: String,
         order: usize,
@@ -321,6 +337,16 @@ impl Fingerprinter {
             text: None,
             terms,
         })
+    }
+
+    /// The corpus-wide stages for a page that comes alone (a check, a page
+    /// posted to the API): its site's template, learned earlier and kept by
+    /// an index, is dropped, then the page is sketched.
+    pub fn finish_alone(&self, f: &mut Fingerprint, template: Option<&[u64]>) {
+        if let Some(t) = template {
+            f.drop_template(t);
+        }
+        self.sketch(f);
     }
 
     /// Computes the MinHash signature of the (possibly template-filtered) shingles.
@@ -378,6 +404,21 @@ impl Corpus {
         config: &Config,
         progress: &dyn Progress,
     ) -> Corpus {
+        let mut corpus = Corpus::fingerprint_streaming(items, total, load, config, progress);
+        corpus.finish(config, &Templates::default());
+        corpus
+    }
+
+    /// The per-document half of [`Corpus::build_streaming`]: documents
+    /// extracted and shingled, not yet sketched. [`Corpus::finish`] runs the
+    /// corpus-wide stages; until then the fingerprints have no MinHash.
+    pub fn fingerprint_streaming<T: Send>(
+        items: impl Iterator<Item = T> + Send,
+        total: u64,
+        load: impl Fn(T) -> Result<RawDocument, DocError> + Sync + Send,
+        config: &Config,
+        progress: &dyn Progress,
+    ) -> Corpus {
         let fp = Fingerprinter::new(config);
         progress.start("fingerprint", total);
         let run = || {
@@ -407,32 +448,38 @@ impl Corpus {
         }
         corpus.docs.sort_by_key(|d| d.order);
         corpus.errors.sort_by_key(|e| e.order);
-        if let Some(t) = &config.template {
-            corpus.suppress_templates(t);
-        }
-        corpus.docs.par_iter_mut().for_each(|d| fp.sketch(d));
-        corpus.finish_weighting(config.simhash_weighting);
         corpus
     }
 
-    /// Drops each site's template shingles (see [`crate::template`]). A
-    /// document that lost some has its SimHash features become its remaining
-    /// shingles, so both sketches describe the same text.
-    fn suppress_templates(&mut self, config: &TemplateConfig) {
+    /// The corpus-wide stages, in order: each site's template is learned
+    /// from this corpus's pages ([`Templates::learn`]; sites with too few
+    /// pages here take theirs from `known`, templates learned earlier, as an
+    /// index keeps them) and dropped from its pages; then every page is
+    /// sketched and, for TF-IDF, weighted. Returns the templates learned
+    /// here. Call once, on a corpus from [`Corpus::fingerprint_streaming`].
+    pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
+        let fp = Fingerprinter::new(config);
+        let learned = match &config.template {
+            Some(t) => self.suppress_templates(t, known),
+            None => Templates::default(),
+        };
+        self.docs.par_iter_mut().for_each(|d| fp.sketch(d));
+        self.finish_weighting(config.simhash_weighting);
+        learned
+    }
+
+    /// Drops each site's template shingles (see [`crate::template`]).
+    fn suppress_templates(&mut self, config: &TemplateConfig, known: &Templates) -> Templates {
         let sites: Vec<Option<String>> = self.docs.iter().map(|d| template::site_of(&d.id, config.scope)).collect();
         let sets: Vec<(Option<&str>, &[u64])> =
             self.docs.iter().zip(&sites).map(|(d, s)| (s.as_deref(), d.shingles.as_slice())).collect();
-        let filtered = template::suppress(&sets, config);
-        for (d, f) in self.docs.iter_mut().zip(filtered) {
-            if let Some(kept) = f {
-                // SimHash then describes the same filtered text as MinHash.
-                d.simhash = simhash::simhash_counted(&kept);
-                if !d.terms.is_empty() {
-                    d.terms = kept.iter().map(|&h| (h, 1)).collect();
-                }
-                d.shingles = kept;
+        let learned = Templates::learn(&sets, config);
+        self.docs.par_iter_mut().zip(&sites).for_each(|(d, site)| {
+            if let Some(t) = site.as_deref().and_then(|s| learned.get(s).or_else(|| known.get(s))) {
+                d.drop_template(t);
             }
-        }
+        });
+        learned
     }
 
     /// Adds errors found before fingerprinting (missing paths), keeping input order.

@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use crate::shingle::{ShingleMap, ShingleSet};
 use crate::verify::Overlap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Least Jaccard similarity of two residuals for their pages to count as copies.
 pub const RESIDUAL_JACCARD: f64 = 0.5;
@@ -62,7 +62,7 @@ pub const UNIVERSAL_SHARE: f64 = 0.9;
 pub const WITNESS_FREE_GROUPS: usize = 5;
 
 /// How pages are grouped into sites.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TemplateScope {
     /// URLs by host, local files by their directory.
@@ -73,7 +73,7 @@ pub enum TemplateScope {
 }
 
 /// Settings of template suppression.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateConfig {
     /// A shingle is template when found in more than this share of a site's
     /// copy groups (0 < share ≤ 1).
@@ -123,44 +123,89 @@ pub fn site_of(id: &str, scope: TemplateScope) -> Option<String> {
     }
 }
 
-/// Drops each site's template shingles. `docs[i]` is the site of document
-/// `i` (`None`: never suppressed) and its sorted distinct shingles. Returns,
-/// per document, its filtered set, or `None` when nothing was removed.
-pub fn suppress(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Vec<Option<Vec<u64>>> {
-    let mut out = vec![None; docs.len()];
-    let mut sites: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, (site, _)) in docs.iter().enumerate() {
-        if let Some(s) = site {
-            sites.entry(s).or_default().push(i);
-        }
-    }
-    // Sites are independent: work on them in parallel, each yielding the
-    // filtered sets of its pages.
-    let per_site: Vec<Vec<(usize, Vec<u64>)>> = sites
-        .into_values()
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .filter(|pages| pages.len() >= config.min_pages)
-        .map(|pages| {
-            let sets: Vec<&[u64]> = pages.iter().map(|&i| docs[i].1).collect();
-            let template = site_template(&sets, config);
-            if template.is_empty() {
-                return Vec::new();
+/// Each site's template, learned from its pages: the sorted template
+/// shingles of every site that had enough pages to learn from (an empty
+/// list: the site was looked at and has none).
+///
+/// Learning is the corpus-wide half of suppression (a reduce per site);
+/// [`apply`] is the per-page half. Learned once and kept (an index stores
+/// what each `index add` learned), a template applies to pages that arrive
+/// later, one at a time, as it did to the pages it was learned from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Templates {
+    sites: std::collections::BTreeMap<String, Vec<u64>>,
+}
+
+impl Templates {
+    /// Learns the template of every site with at least
+    /// [`TemplateConfig::min_pages`] pages. `docs[i]` is the site of
+    /// document `i` (`None`: never suppressed) and its sorted distinct shingles.
+    pub fn learn(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Templates {
+        let mut sites: HashMap<&str, Vec<&[u64]>> = HashMap::new();
+        for (site, set) in docs {
+            if let Some(s) = site {
+                sites.entry(s).or_default().push(set);
             }
-            pages
-                .iter()
-                .zip(&sets)
-                .filter_map(|(&i, set)| {
-                    let kept: Vec<u64> = set.iter().copied().filter(|s| !template.contains(s)).collect();
-                    (kept.len() < set.len() && !kept.is_empty()).then_some((i, kept))
-                })
-                .collect()
-        })
-        .collect();
-    for (i, kept) in per_site.into_iter().flatten() {
-        out[i] = Some(kept);
+        }
+        // Sites are independent: learn them in parallel.
+        let sites = sites
+            .into_iter()
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .filter(|(_, sets)| sets.len() >= config.min_pages)
+            .map(|(site, sets)| {
+                let mut template: Vec<u64> = site_template(&sets, config).into_iter().collect();
+                template.sort_unstable();
+                (site.to_string(), template)
+            })
+            .collect();
+        Templates { sites }
     }
-    out
+
+    /// The template learned for `site`, if it was learned.
+    pub fn get(&self, site: &str) -> Option<&[u64]> {
+        self.sites.get(site).map(Vec::as_slice)
+    }
+
+    /// Records `site`'s template (sorted distinct shingles), replacing any.
+    pub fn insert(&mut self, site: impl Into<String>, mut template: Vec<u64>) {
+        template.sort_unstable();
+        template.dedup();
+        self.sites.insert(site.into(), template);
+    }
+
+    /// Sites and their templates, by site.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u64])> {
+        self.sites.iter().map(|(s, t)| (s.as_str(), t.as_slice()))
+    }
+
+    /// Sites learned.
+    pub fn len(&self) -> usize {
+        self.sites.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sites.is_empty()
+    }
+}
+
+/// A page's shingles without its site's template (both sorted), or `None`
+/// when that removes nothing, or everything: a page that is all template is
+/// a copy of the template, not an empty document.
+pub fn apply(set: &[u64], template: &[u64]) -> Option<Vec<u64>> {
+    if template.is_empty() {
+        return None;
+    }
+    let kept: Vec<u64> = set.iter().copied().filter(|s| template.binary_search(s).is_err()).collect();
+    (kept.len() < set.len() && !kept.is_empty()).then_some(kept)
+}
+
+/// Drops each site's template shingles: [`Templates::learn`] over `docs`,
+/// then [`apply`] to each. Returns, per document, its filtered set, or
+/// `None` when nothing was removed.
+pub fn suppress(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Vec<Option<Vec<u64>>> {
+    let templates = Templates::learn(docs, config);
+    docs.iter().map(|(site, set)| site.and_then(|s| templates.get(s)).and_then(|t| apply(set, t))).collect()
 }
 
 /// The template shingles of one site's pages.

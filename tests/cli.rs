@@ -353,3 +353,89 @@ fn cluster_with_an_index_prints_a_table_when_asked() {
     assert!(out.contains("cluster 1 ·") && out.contains(&format!("seen in {db}")), "{out}");
     assert!(out.contains("  exact  jaccard 1.0000"), "{out}");
 }
+
+/// Issue 14, defect 2: template suppression ran per `--batch`, so what
+/// `index add` stored depended on which pages shared a batch, and `index
+/// query` (a corpus of one page) was never suppressed at all: a copy of a
+/// stored page with two words changed was not found. Now each site's
+/// template is learned over the whole add, stored with the crawl, and
+/// applied to a page checked alone.
+#[test]
+fn index_query_finds_a_lightly_edited_page_whatever_the_batch_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    let mut state = 1u64;
+    let mut word = || {
+        // splitmix64
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        format!("w{}", (z ^ (z >> 31)) % 5000)
+    };
+    let footer =
+        ["subscribe to our newsletter for weekly ferry news and harbour updates from the island council office"; 3]
+            .join(" ");
+    let mut p00 = String::new();
+    for i in 0..41 {
+        let body: Vec<String> = (0..150).map(|_| word()).collect();
+        let text = format!("{} {footer}", body.join(" "));
+        if i == 0 {
+            p00 = text.clone();
+        }
+        std::fs::write(site.join(format!("p{i:02}.txt")), text).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_webdup")).args(args).current_dir(dir.path()).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        json(&o)
+    };
+    // 41 pages: --batch 4 leaves one page alone in its last batch, --batch 1 every page.
+    let mut stored = Vec::new();
+    for batch in ["1", "4", "256"] {
+        let db = format!("b{batch}.db");
+        let summary = run(&["index", "add", "--crawl", "c", "--index", &db, "--batch", batch, "site", "-q"]);
+        assert_eq!(summary["pages"], 41, "{summary}");
+        let index = webdup::store::Index::open_existing(dir.path().join(&db)).unwrap();
+        let pages: Vec<(String, Vec<u64>)> =
+            index.crawl_pages("c").unwrap().into_iter().map(|(p, shingles)| (p.url, shingles)).collect();
+        stored.push(pages);
+    }
+    // Compared whole, reported by count: the sets are long.
+    let counts = |pages: &[(String, Vec<u64>)]| pages.iter().map(|(_, s)| s.len()).collect::<Vec<_>>();
+    assert!(
+        stored[0] == stored[1],
+        "--batch 1 and 4 stored {:?} and {:?} shingles",
+        counts(&stored[0]),
+        counts(&stored[1])
+    );
+    assert!(
+        stored[1] == stored[2],
+        "--batch 4 and 256 stored {:?} and {:?} shingles",
+        counts(&stored[1]),
+        counts(&stored[2])
+    );
+    let (_, p00_stored) = stored[2].iter().find(|(url, _)| url == "site/p00.txt").unwrap();
+    let unsuppressed = run(&["compare", "site/p00.txt", "site/p01.txt", "-f", "json", "-q"]);
+    assert!(
+        (p00_stored.len() as u64)
+            < unsuppressed["shared_shingles"].as_u64().unwrap() + unsuppressed["only_in_a"].as_u64().unwrap(),
+        "the footer was not suppressed: {} shingles stored; {unsuppressed}",
+        p00_stored.len()
+    );
+
+    // Two words changed, in a new file of the same site, checked alone.
+    let mut words: Vec<&str> = p00.split(' ').collect();
+    words[10] = "changed";
+    words[50] = "edited";
+    std::fs::write(site.join("p00-edited.txt"), words.join(" ")).unwrap();
+    for batch in ["1", "4", "256"] {
+        let q = run(&["index", "query", "site/p00-edited.txt", "--index", &format!("b{batch}.db"), "-q"]);
+        let near: Vec<&str> = q["near"].as_array().unwrap().iter().filter_map(|m| m["url"].as_str()).collect();
+        assert_eq!(near, ["site/p00.txt"], "--batch {batch}: {q}");
+    }
+    // One site, one template learned and kept.
+    let summary = run(&["index", "add", "--crawl", "d", "--index", "b1.db", "site", "-q"]);
+    assert_eq!(summary["templates"], 1, "{summary}");
+}

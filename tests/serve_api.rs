@@ -275,9 +275,7 @@ async fn sigterm_lets_the_request_in_flight_finish_then_exits_cleanly() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(exit.success(), "{exit:?}");
-    let extract = webdup::extract::ExtractConfig::new(webdup::extract::ExtractorKind::Auto);
-    let config = webdup::engine::Config { extract, ..Default::default() }.validate().unwrap();
-    let index = webdup::store::Index::open(&db, &config).unwrap_or_else(|e| panic!("{e}"));
+    let index = webdup::store::Index::open_existing(&db).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(index.stats().unwrap().pages, 1);
 }
 
@@ -351,4 +349,57 @@ async fn a_page_posted_to_the_api_audits_like_the_same_page_added_from_a_file() 
     }
     assert_eq!(rows[0]["indexability"], json!("noindex"), "{}", rows[0]);
     assert_eq!(rows[0], rows[1]);
+}
+
+/// A page checked through the API alone is fingerprinted with its site's
+/// template as `index add` learned it: a lightly edited copy of a stored
+/// page of a site with a long shared footer is found.
+#[tokio::test]
+async fn the_api_applies_the_template_index_add_learned_for_the_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let pages = texts(12, 21);
+    let footer =
+        ["subscribe to our newsletter for weekly ferry news and harbour updates from the island council office"; 4]
+            .join(" ");
+    let site = tempfile::tempdir().unwrap();
+    let mut names = Vec::new();
+    for (i, t) in pages.iter().enumerate() {
+        // Short pages: the footer is a third of each.
+        let body: Vec<&str> = t.split(' ').take(60).collect();
+        let name = site.path().join(format!("p{i:02}.txt"));
+        std::fs::write(&name, format!("{} {footer}", body.join(" "))).unwrap();
+        names.push(name.display().to_string());
+    }
+    std::fs::write(&list, names.join("\n")).unwrap();
+    let db = dir.path().join("t.db");
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["index", "add", "--crawl", "c", "--index"])
+        .arg(&db)
+        .arg(&list)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["templates"], 1, "{summary}");
+
+    let s = start(&db, &[]);
+    let c = reqwest::Client::new();
+    let stored = std::fs::read_to_string(&names[0]).unwrap();
+    let edited: String =
+        stored.split(' ').enumerate().map(|(i, w)| if i == 30 { "changed" } else { w }).collect::<Vec<_>>().join(" ");
+    // Same folder, so the same site.
+    let url = site.path().join("p00-edited.txt").display().to_string();
+    let (st, v) = call(
+        &c,
+        reqwest::Method::POST,
+        &format!("{}/v1/check", s.base()),
+        Some(json!({"url": url, "text": edited})),
+        None,
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    let near: Vec<&str> = v["near"].as_array().unwrap().iter().filter_map(|m| m["url"].as_str()).collect();
+    assert_eq!(near, [names[0].as_str()], "{v}");
 }

@@ -55,6 +55,11 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
         assert!(problems.is_empty(), "index_v{version}.db: {problems:?}");
         let stats = index.stats().unwrap();
         assert_eq!(stats.pages, 4, "index_v{version}.db: {stats:?}");
+        // Settings recorded since version 6 are today's defaults, and say so.
+        let settings = index.settings();
+        let default_template = Some(webdup::template::TemplateConfig::default());
+        assert_eq!(settings.template_config().unwrap(), default_template, "v{version}");
+        assert_eq!(settings.assumed.is_empty(), version >= 6, "v{version}: {settings:?}");
 
         let pages = index.crawl_pages("compat").unwrap();
         let url_of = |path: &str| {
@@ -97,5 +102,23 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
             .and_then(|(_, f)| f.as_ref()?.text.clone())
             .unwrap_or_default();
         assert!(text.len() > 2048 && text.contains("harbour office"), "v{version}: {} bytes", text.len());
+        drop(index);
+
+        // A writer asking for other settings than the assumed ones records
+        // its own (the file never said); recorded ones are enforced.
+        let copy = dir.path().join(format!("v{version}.db"));
+        let off = Config { template: None, ..config.clone() };
+        let opened = Index::open(&copy, &off);
+        assert_eq!(opened.is_ok(), version < 6, "v{version}: {:?}", opened.err());
     }
+}
+
+/// What the migration to version 6 assumes is what today's webdup writes.
+#[test]
+fn the_template_setting_assumed_for_old_files_is_todays_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config { template: Some(webdup::template::TemplateConfig::default()), ..Config::default() };
+    let written = webdup::store::Settings::of(&config.validate().unwrap());
+    let index = open_copy(5, dir.path());
+    assert_eq!(index.settings().template, written.template);
 }

@@ -123,8 +123,7 @@ fn two_serve_processes_on_one_index_lose_no_insert() {
         assert_eq!(status, 200, "{url}: {v}");
     }
     drop(servers);
-    let config = Config::default().validate().unwrap();
-    let index = Index::open(&db, &config).unwrap();
+    let index = Index::open_existing(&db).unwrap();
     assert_eq!(index.stats().unwrap().pages, (SERVERS * THREADS * PER_THREAD) as u64);
     assert_eq!(index.verify().unwrap(), Vec::<String>::new());
 }

@@ -76,7 +76,7 @@ fn kill_and_rerun(at_least: i64) -> webdup::store::Stats {
     assert!(seen_before_kill > 0, "no batch was committed before the deadline");
 
     let config = Config::default().validate().unwrap();
-    let index = Index::open(&db, &config).unwrap();
+    let index = Index::open_existing(&db).unwrap();
     let problems = index.verify().unwrap();
     assert!(problems.is_empty(), "{problems:#?}");
     let stats = index.stats().unwrap();
@@ -89,7 +89,7 @@ fn kill_and_rerun(at_least: i64) -> webdup::store::Stats {
 
     let o = args(&db).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let index = Index::open(&db, &config).unwrap();
+    let index = Index::open_existing(&db).unwrap();
     let stats = index.stats().unwrap();
     assert_eq!((stats.pages, stats.distinct_urls), (DOCS as u64, DOCS as u64));
     assert!(index.verify().unwrap().is_empty());

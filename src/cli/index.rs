@@ -16,7 +16,7 @@ use webdup::report::{self, ClusterReport};
 use webdup::store::{CheckResult, Index, Page, StoredPage};
 
 use super::args::{CommonArgs, OutputArgs};
-use super::{EXIT_SOME_FAILED, Loaded, expand_inputs, load_corpus, load_sources};
+use super::{EXIT_SOME_FAILED, Loaded, expand_inputs, load_corpus_with, load_sources};
 
 /// The index file every index command takes.
 #[derive(Debug, Args)]
@@ -31,7 +31,9 @@ pub struct IndexFile {
 pub enum IndexCommand {
     /// Fetch or read pages and add them to the index under a crawl name.
     ///
-    /// Pages are inserted in batches, each in one transaction: an interrupted
+    /// Every page is read or fetched first, so that each site's template is
+    /// learned over the whole add (and kept for pages checked later); then
+    /// pages are written in batches, each in one transaction: an interrupted
     /// run leaves whole pages only, and running it again replaces the
     /// crawl's pages rather than duplicating them.
     Add {
@@ -162,6 +164,8 @@ struct AddSummary<'a> {
     pages: usize,
     with_content: usize,
     failed: usize,
+    /// Sites whose template this add learned and stored.
+    templates: usize,
     /// Inputs that named nothing (missing paths); not stored.
     not_found: Vec<String>,
 }
@@ -174,8 +178,7 @@ fn add(
     path: &Path,
     common: &CommonArgs,
 ) -> anyhow::Result<ExitCode> {
-    // Page metadata (canonical, noindex, description, h1) and main texts are
-    // stored; texts are held in memory for one batch at a time.
+    // Page metadata (canonical, noindex, description, h1) and main texts are stored.
     let mut config = webdup::Config { keep_pages: true, ..common.to_config()? };
     // An index keeps the extractor it was made with (one made before
     // `blocks` became the default, `auto`) unless --extractor names another.
@@ -191,28 +194,36 @@ fn add(
         anyhow::bail!("--crawl must not be empty");
     }
     // Expand every input once (sitemaps, lists, directories), as `cluster`
-    // does, so a URL named by a sitemap and a list is fetched once; then load
-    // and store a batch at a time, with one fetcher for the whole run.
+    // does, so a URL named by a sitemap and a list is fetched once.
     let mut fetcher = None;
     let collected = expand_inputs(inputs, common, &mut fetcher)?;
-    let mut summary = AddSummary {
+    let not_found = collected.errors.iter().map(|e| format!("{}: {}", e.id, e.message)).collect();
+    // Every page of the add is fingerprinted before any is stored: each
+    // site's template is learned over the whole add (a batch is only a
+    // transaction, and never changes what is stored), and kept with the
+    // crawl for the pages checked or added later. Sites with too few pages
+    // here take the template the index already has.
+    let Loaded { mut corpus, fetches } = load_sources(collected.sources, common, &config, &mut fetcher)?;
+    if !keep_text {
+        for d in &mut corpus.docs {
+            d.text = None;
+        }
+    }
+    let learned = corpus.finish(&config, &index.templates()?);
+    let pages = pages_of(crawl, corpus, &fetches);
+    let summary = AddSummary {
         crawl,
         index: path.display().to_string(),
-        pages: 0,
-        with_content: 0,
-        failed: 0,
-        not_found: collected.errors.iter().map(|e| format!("{}: {}", e.id, e.message)).collect(),
+        pages: pages.len(),
+        with_content: pages.iter().filter(|p| p.fingerprint.is_some()).count(),
+        failed: pages.iter().filter(|p| p.fingerprint.is_none()).count(),
+        templates: learned.iter().filter(|(_, t)| !t.is_empty()).count(),
+        not_found,
     };
-    for chunk in collected.sources.chunks(batch) {
-        let Loaded { corpus, fetches } = load_sources(chunk.to_vec(), common, &config, &mut fetcher)?;
-        let mut pages = pages_of(crawl, corpus, &fetches);
-        if !keep_text {
-            pages = pages.into_iter().map(Page::without_text).collect();
-        }
-        summary.pages += pages.len();
-        summary.with_content += pages.iter().filter(|p| p.fingerprint.is_some()).count();
-        summary.failed += pages.iter().filter(|p| p.fingerprint.is_none()).count();
-        index.insert_batch(&pages).with_context(|| format!("cannot write to {}", path.display()))?;
+    let cannot_write = || format!("cannot write to {}", path.display());
+    index.store_templates(crawl, &learned).with_context(cannot_write)?;
+    for chunk in pages.chunks(batch) {
+        index.insert_batch(chunk).with_context(cannot_write)?;
     }
     print_json(&summary)?;
     Ok(if summary.failed == 0 && summary.not_found.is_empty() {
@@ -260,7 +271,9 @@ struct QueryReport {
 
 fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitCode> {
     let (index, config) = open_with_stored_settings(path, common)?;
-    let corpus = load_corpus(&[target.to_string()], common, &config)?.corpus;
+    // A page alone is fingerprinted with its site's template, as learned by
+    // the adds that stored the pages it is compared with.
+    let corpus = load_corpus_with(&[target.to_string()], common, &config, &index.templates()?)?.corpus;
     if let Some(e) = corpus.errors.first() {
         anyhow::bail!("cannot query {}: {}", e.id, e.message);
     }
@@ -315,7 +328,8 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
             index
         }
     };
-    let Loaded { corpus, fetches } = load_corpus(inputs, common, &config)?;
+    // Sites with too few pages in this run take the template the index learned.
+    let Loaded { corpus, fetches } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
     let clustering = engine::find_duplicates(&corpus, &config);
     let mut report = ClusterReport::new(&corpus, &clustering, &config);
     report.fetches = fetches;

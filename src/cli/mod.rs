@@ -23,6 +23,7 @@ use webdup::error::{DocError, DocErrorKind};
 use webdup::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
 use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
 use webdup::source::{self, Location, RawDocument, ReadLimits, Source};
+use webdup::template::Templates;
 
 use args::{Cli, Command, CommonArgs, EvalCommand, EvalFormat, OutputArgs, TextFormat};
 use webdup::extract::{
@@ -276,9 +277,21 @@ struct Loaded {
 /// Expands inputs (sitemaps included), reads local files and fetches URLs,
 /// and fingerprints every document as it arrives.
 fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Loaded> {
+    load_corpus_with(inputs, common, config, &Templates::default())
+}
+
+/// [`load_corpus`], with site templates learned earlier (an index's) for
+/// the sites that have too few pages in this run to learn their own.
+fn load_corpus_with(
+    inputs: &[String],
+    common: &CommonArgs,
+    config: &webdup::Config,
+    known: &Templates,
+) -> anyhow::Result<Loaded> {
     let mut fetcher: Option<Fetcher> = None;
     let expanded = expand_inputs(inputs, common, &mut fetcher)?;
     let mut loaded = load_sources(expanded.sources, common, config, &mut fetcher)?;
+    loaded.corpus.finish(config, known);
     let n = loaded.corpus.len();
     let errors = expanded.errors.into_iter().enumerate().map(|(i, mut e)| {
         e.order = n + i;
@@ -319,7 +332,8 @@ fn expand_inputs(
 
 /// Reads local files and fetches URLs (with `fetcher`, built on first use
 /// and kept, so robots.txt is read once per site), fingerprinting every
-/// document as it arrives.
+/// document as it arrives. The corpus-wide stages are the caller's:
+/// [`Corpus::finish`].
 fn load_sources(
     sources: Vec<Source>,
     common: &CommonArgs,
@@ -338,7 +352,7 @@ fn load_sources(
 
     let mut fetches = Vec::new();
     let corpus = if urls.is_empty() {
-        Corpus::build(files, |s: Source| load_source(s, limits), config, &progress)
+        Corpus::fingerprint_streaming(files.into_iter(), total, |s: Source| load_source(s, limits), config, &progress)
     } else {
         let f = fetcher_for(fetcher, &fetch_config)?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<(FetchRecord, Result<RawDocument, DocError>)>(64);
@@ -354,7 +368,7 @@ fn load_sources(
                 fetches.push(record);
                 Pending::Fetched(doc)
             }));
-            let corpus = Corpus::build_streaming(
+            let corpus = Corpus::fingerprint_streaming(
                 items,
                 total,
                 |p| match p {

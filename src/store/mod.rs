@@ -59,6 +59,7 @@ use crate::fetch::{FetchRecord, Hop};
 use crate::index::LshParams;
 use crate::index::lsh::{self, band_key};
 use crate::shingle::{Language, LanguageChoice, ShingleConfig};
+use crate::template::{TemplateConfig, Templates};
 use crate::verify::Overlap;
 
 /// Why an index operation failed.
@@ -137,6 +138,24 @@ pub struct Settings {
     pub threshold: f64,
     pub bands: usize,
     pub rows: usize,
+    /// Site-template suppression: `off`, or its settings as JSON
+    /// (`{"share":0.5,"min_pages":3,"scope":"host-or-directory"}`).
+    pub template: String,
+    /// `--include-selector`, empty when none.
+    pub include_selector: String,
+    /// `--exclude-selector`, empty when none.
+    pub exclude_selector: String,
+    /// Settings the file does not record (it was written before schema
+    /// version 6), read as today's defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumed: Vec<String>,
+}
+
+fn template_setting(template: Option<&TemplateConfig>) -> String {
+    match template {
+        None => "off".into(),
+        Some(t) => serde_json::to_string(t).expect("plain data"),
+    }
 }
 
 impl Settings {
@@ -157,6 +176,10 @@ impl Settings {
             threshold: config.threshold,
             bands: lsh.bands,
             rows: lsh.rows,
+            template: template_setting(config.template.as_ref()),
+            include_selector: config.extract.include.as_ref().map_or_else(String::new, |c| c.as_str().into()),
+            exclude_selector: config.extract.exclude.as_ref().map_or_else(String::new, |c| c.as_str().into()),
+            assumed: Vec::new(),
         }
     }
 
@@ -170,7 +193,23 @@ impl Settings {
         fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T> {
             value.parse().map_err(|_| Error::BadSettings(format!("{key} = {value:?}")))
         }
+        // Recorded since schema version 6; a file migrated from an earlier
+        // one holds today's defaults for them, named in `assumed`.
+        let recorded = |key: &str| -> Result<String> {
+            Ok(conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()?
+                .unwrap_or_default())
+        };
+        let template = get("template")?;
+        let include_selector = recorded("include_selector")?;
+        let exclude_selector = recorded("exclude_selector")?;
+        let assumed = recorded("assumed")?.split(',').filter(|k| !k.is_empty()).map(str::to_string).collect();
         Ok(Settings {
+            template,
+            include_selector,
+            exclude_selector,
+            assumed,
             shingle_size: parse("shingle_size", get("shingle_size")?)?,
             stopwords: parse("stopwords", get("stopwords")?)?,
             stem: parse("stem", get("stem")?)?,
@@ -199,8 +238,14 @@ impl Settings {
         };
         let extractor: ExtractorKind =
             self.extractor.parse().map_err(|_| Error::BadSettings(format!("extractor = {:?}", self.extractor)))?;
+        let template = self.template_config()?;
+        let selector = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let extract = ExtractConfig { extractor, ..base.extract }
+            .with_selectors(selector(&self.include_selector).as_deref(), selector(&self.exclude_selector).as_deref())
+            .map_err(|e| Error::BadSettings(e.to_string()))?;
         let config = Config {
-            extract: ExtractConfig { extractor, ..base.extract },
+            extract,
+            template,
             shingle: ShingleConfig { size: self.shingle_size, stopwords: self.stopwords, stem: self.stem, language },
             shingle_size: self.shingle_size,
             permutations: self.permutations,
@@ -209,6 +254,16 @@ impl Settings {
             ..base
         };
         config.validate().map_err(|e| Error::BadSettings(e.to_string()))
+    }
+
+    /// The template suppression these settings name; `None` when off.
+    pub fn template_config(&self) -> Result<Option<TemplateConfig>> {
+        match self.template.as_str() {
+            "off" => Ok(None),
+            json => serde_json::from_str::<TemplateConfig>(json)
+                .map(Some)
+                .map_err(|e| Error::BadSettings(format!("template = {json:?}: {e}"))),
+        }
     }
 
     /// The settings in which `other` differs from these, as `name = ours
@@ -235,6 +290,9 @@ impl Settings {
             ("threshold", self.threshold.to_string()),
             ("bands", self.bands.to_string()),
             ("rows", self.rows.to_string()),
+            ("template", self.template.clone()),
+            ("include_selector", self.include_selector.clone()),
+            ("exclude_selector", self.exclude_selector.clone()),
         ]
     }
 }
@@ -796,8 +854,17 @@ impl Index {
         }
     }
 
+    /// Records `settings` in a new file, or checks them against an existing
+    /// one's. A setting the file only assumed (it was written before the
+    /// setting was recorded, see [`schema::V6`]) takes the value asked for:
+    /// an assumption is no reason to refuse.
     fn adopt_settings(conn: &mut Connection, settings: &Settings) -> Result<()> {
         let tx = write_transaction(conn)?;
+        let assumed: String = tx
+            .query_row("SELECT value FROM meta WHERE key = 'assumed'", [], |r| r.get(0))
+            .optional()?
+            .unwrap_or_default();
+        let assumed: Vec<&str> = assumed.split(',').filter(|k| !k.is_empty()).collect();
         for (key, value) in settings.pairs() {
             let stored: Option<String> =
                 tx.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?;
@@ -806,9 +873,13 @@ impl Index {
                     tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", params![key, value])?;
                 }
                 Some(s) if s == value => {}
+                Some(_) if assumed.contains(&key) => {
+                    tx.execute("UPDATE meta SET value = ?2 WHERE key = ?1", params![key, value])?;
+                }
                 Some(s) => return Err(Error::SettingsMismatch { setting: key, stored: s, requested: value }),
             }
         }
+        tx.execute("DELETE FROM meta WHERE key = 'assumed'", [])?;
         tx.commit()?;
         Ok(())
     }
@@ -964,6 +1035,64 @@ impl Index {
         }
         tx.prepare_cached("DELETE FROM pages WHERE id = ?1")?.execute([id])?;
         Ok(())
+    }
+
+    /// Keeps the site templates an add of `crawl` learned (see
+    /// [`Templates`]), replacing what that crawl learned for those sites
+    /// before. They become the newest of their sites: [`Index::template_for`]
+    /// applies them to pages checked or added later.
+    pub fn store_templates(&self, crawl: &str, templates: &Templates) -> Result<()> {
+        self.check_writable()?;
+        if templates.is_empty() {
+            return Ok(());
+        }
+        let mut conn = lock(&self.writer);
+        let tx = write_transaction(&mut conn)?;
+        {
+            let mut delete = tx.prepare_cached("DELETE FROM templates WHERE crawl = ?1 AND site = ?2")?;
+            let mut insert =
+                tx.prepare_cached("INSERT INTO templates (crawl, site, learned_at, shingles) VALUES (?1, ?2, ?3, ?4)")?;
+            let at = now();
+            for (site, template) in templates.iter() {
+                delete.execute(params![crawl, site])?;
+                insert.execute(params![crawl, site, at, encode_u64s(template)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The newest template of every site (see [`Index::store_templates`]).
+    pub fn templates(&self) -> Result<Templates> {
+        self.with_reader(|conn| {
+            let mut out = Templates::default();
+            let mut stmt = conn.prepare("SELECT rowid, site, shingles FROM templates ORDER BY rowid")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let blob: Vec<u8> = row.get(2)?;
+                out.insert(row.get::<_, String>(1)?, decode_u64s(&blob, row.get(0)?)?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// The template a page at `id` (a URL or a path) is fingerprinted with
+    /// when it comes alone: the newest one learned for its site, if any, and
+    /// none when the index was built without template suppression. Apply it
+    /// with [`crate::engine::Fingerprinter::finish_alone`].
+    pub fn template_for(&self, id: &str) -> Result<Option<Vec<u64>>> {
+        let Some(config) = self.settings.template_config()? else { return Ok(None) };
+        let Some(site) = crate::template::site_of(id, config.scope) else { return Ok(None) };
+        self.with_reader(|conn| {
+            let row: Option<(i64, Vec<u8>)> = conn
+                .query_row(
+                    "SELECT rowid, shingles FROM templates WHERE site = ?1 ORDER BY rowid DESC LIMIT 1",
+                    [&site],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            row.map(|(rowid, blob)| decode_u64s(&blob, rowid)).transpose()
+        })
     }
 
     /// Removes every crawl's page for `url`; returns how many were removed.

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 6;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -108,8 +108,38 @@ ALTER TABLE pages ADD COLUMN text_deflate BLOB;
 ALTER TABLE pages ADD COLUMN redirects TEXT;
 ";
 
+/// Version 6: the template each `index add` learned per site (`site` as
+/// [`crate::template::site_of`] names it; `shingles` sorted, 64-bit
+/// little-endian, possibly empty: the site was looked at and has none), so
+/// that a page checked or added later, alone, is fingerprinted like the
+/// pages its site's template was learned from. The newest row of a site
+/// (highest `rowid`) is the one applied. The settings in `meta` gain
+/// `template`, `include_selector` and `exclude_selector`. Files of earlier
+/// versions did not record them: a file that has settings is given
+/// today's defaults (the suppression `index add` has always applied, no
+/// selectors), and `assumed` names them, so that reports can say so.
+pub const V6: &str = "
+CREATE TABLE templates (
+    crawl      TEXT NOT NULL,
+    site       TEXT NOT NULL,
+    learned_at INTEGER NOT NULL,
+    shingles   BLOB NOT NULL,
+    UNIQUE (crawl, site)
+);
+CREATE INDEX templates_site ON templates (site);
+INSERT INTO meta (key, value)
+    SELECT 'template', '{\"share\":0.5,\"min_pages\":3,\"scope\":\"host-or-directory\"}'
+    WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size');
+INSERT INTO meta (key, value)
+    SELECT k, '' FROM (SELECT 'include_selector' AS k UNION ALL SELECT 'exclude_selector')
+    WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size');
+INSERT INTO meta (key, value)
+    SELECT 'assumed', 'template,include_selector,exclude_selector'
+    WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size');
+";
+
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

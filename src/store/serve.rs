@@ -444,7 +444,7 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
         // before any parser runs.
         (Some(html), _) => s
             .fingerprinter
-            .fingerprint(RawDocument {
+            .fingerprint_unsketched(RawDocument {
                 id: body.url.clone(),
                 order: 0,
                 format: Format::Html,
@@ -457,7 +457,7 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
         (None, Some(text)) => {
             let mut fp = s
                 .fingerprinter
-                .fingerprint_text(body.url.clone(), 0, text, None, "none")
+                .shingle_text(body.url.clone(), 0, text, None, "none")
                 .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
             // Stored with the page, for the diff view of `webdup audit --index`.
             fp.text = Some(text.clone());
@@ -465,6 +465,11 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
         }
         (None, None) => unreachable!("checked by parse_body"),
     };
+    // Its site's template, as the index's adds learned it (`index query`
+    // applies it too), then the sketches.
+    let template =
+        s.index.template_for(&body.url).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    s.fingerprinter.finish_alone(&mut fp, template.as_deref());
     if body.title.is_some() {
         fp.title = body.title.clone();
         if let Some(meta) = &mut fp.meta {

@@ -355,18 +355,7 @@ impl Fingerprinter {
     }
 }
 
-/// Reports progress of long stages; the library never draws anything itself.
-pub trait Progress: Sync {
-    fn start(&self, _stage: &'static str, _total: u64) {}
-    fn advance(&self, _n: u64) {}
-    /// `n` of the items advanced so far failed (they are in the report's errors).
-    fn fail(&self, _n: u64) {}
-    fn finish(&self) {}
-}
-
-/// Progress that goes nowhere.
-pub struct Quiet;
-impl Progress for Quiet {}
+pub use webdup_core::progress::{Progress, Quiet};
 
 /// The fingerprinted documents of a run and the ones that failed.
 #[derive(Debug, Default)]

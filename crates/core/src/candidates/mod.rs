@@ -13,7 +13,7 @@ pub use hamming::HammingTables;
 pub use lsh::LshParams;
 
 /// Sorts and dedups pairs, each normalized to `(low, high)`.
-pub(crate) fn normalize_pairs(mut pairs: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+pub fn normalize_pairs(mut pairs: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
     for p in &mut pairs {
         if p.0 > p.1 {
             *p = (p.1, p.0);

@@ -218,11 +218,7 @@ fn io_message(e: &std::io::Error) -> String {
     }
 }
 
-/// True for `http://` and `https://` URLs (case-insensitive scheme).
-pub fn is_url(s: &str) -> bool {
-    let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
-}
+pub use webdup_core::is_url;
 
 fn is_document_name(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();

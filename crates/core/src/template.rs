@@ -111,7 +111,7 @@ impl TemplateConfig {
 
 /// The site a document belongs to: its URL's host, or its directory.
 pub fn site_of(id: &str, scope: TemplateScope) -> Option<String> {
-    if crate::source::is_url(id) {
+    if crate::doc::is_url(id) {
         return url::Url::parse(id).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase));
     }
     match scope {

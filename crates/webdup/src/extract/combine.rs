@@ -246,7 +246,7 @@ mod tests {
         assert!(!e.text.contains("Photo") && !e.text.contains("Share") && !e.text.contains("Quay"), "{e:?}");
         // On a thin page Readability picks the cookie notice and the footer,
         // the longest texts, rewritten so that no rule recognises them.
-        let thin = include_str!("../../fixtures/extract/templates/news.html")
+        let thin = include_str!("../../../../fixtures/extract/templates/news.html")
             .replace("{{TITLE}}", "Ferry note")
             .replace("{{BODY}}", "<p>Boats resume on Monday.</p>");
         let e = fast(&thin, None).unwrap();

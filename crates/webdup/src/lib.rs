@@ -23,24 +23,22 @@
 // The library reports through return values; only the binary prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+// The engine floor lives in webdup-core; its modules keep their paths here.
+pub use webdup_core::candidates as index;
+pub use webdup_core::{cluster, shingle, sketch, template, verify};
+
 pub mod audit;
-pub mod cluster;
 pub mod corpus;
 pub mod decode;
 pub mod engine;
 pub mod error;
 pub mod extract;
 pub mod fetch;
-pub mod index;
 pub mod report;
 pub mod score;
-pub mod shingle;
-pub mod sketch;
 pub mod source;
 pub mod store;
 pub mod synth;
-pub mod template;
-pub mod verify;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};
 pub use error::{DocError, DocErrorKind, Error, Result};

@@ -26,17 +26,14 @@
 // The engine floor lives in webdup-core; its modules keep their paths here.
 pub use webdup_core::candidates as index;
 pub use webdup_core::{cluster, shingle, sketch, template, verify};
+// So do webdup-web's.
+pub use webdup_web::{decode, error, extract, fetch, source};
 
 pub mod audit;
 pub mod corpus;
-pub mod decode;
 pub mod engine;
-pub mod error;
-pub mod extract;
-pub mod fetch;
 pub mod report;
 pub mod score;
-pub mod source;
 pub mod store;
 pub mod synth;
 

@@ -456,7 +456,7 @@ fn chrome(e: &scraper::node::Element) -> bool {
 }
 
 /// Hidden by attribute or inline style.
-pub(crate) fn hidden(e: &scraper::node::Element) -> bool {
+pub fn hidden(e: &scraper::node::Element) -> bool {
     if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
         return true;
     }

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 pub use super::words::tokens;
 use super::{EXTRACT_STACK, ExtractConfig, ExtractorKind, extract_with_url};
-use crate::engine::Progress;
+use webdup_core::progress::Progress;
 
 /// The AEB metric's shingle length.
 pub const NGRAM: usize = 4;

@@ -10,7 +10,7 @@
 //! silently becomes an empty document.
 //!
 //! ```
-//! use webdup::extract::{extract, ExtractConfig, ExtractorKind};
+//! use webdup_web::extract::{extract, ExtractConfig, ExtractorKind};
 //!
 //! let body = "The quick brown fox jumps over the lazy dog near the river bank. ".repeat(12);
 //! let html = format!("<html><body><nav>Home About</nav><article><p>{body}</p></article></body></html>");
@@ -34,7 +34,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-pub(crate) use blocks::hidden;
+pub use blocks::hidden;
 pub use guard::{HtmlCost, PageBudget};
 pub use meta::{Hreflang, PageMeta, forbids_indexing, page_meta};
 pub use select::CssSelector;
@@ -256,7 +256,7 @@ pub fn extract_page(html: &str, url: Option<&str>, config: &ExtractConfig) -> Re
         meta.title = e.title.clone();
     }
     if meta.language.is_none() {
-        meta.language = crate::shingle::Language::detect(&e.text).map(|l| l.code.to_string());
+        meta.language = webdup_core::shingle::Language::detect(&e.text).map(|l| l.code.to_string());
     }
     Ok(ExtractedPage {
         url: url.map(str::to_string),

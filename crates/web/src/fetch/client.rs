@@ -17,9 +17,9 @@ use super::robots::{self, Rules};
 use super::sitemap::{self, Kind, MAX_SITEMAP_BYTES};
 use super::url::{UrlError, normalize, normalize_url, origin_key};
 use super::{FetchConfig, FetchError, FetchErrorKind, FetchOutcome, FetchRecord, Hop};
-use crate::engine::Progress;
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::source::{self, Format, Location, Source};
+use webdup_core::progress::Progress;
 
 /// RFC 9309 asks crawlers to read at least 500 KiB of robots.txt; the rest is ignored.
 const MAX_ROBOTS_BYTES: u64 = 512 << 10;

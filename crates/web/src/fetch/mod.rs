@@ -27,13 +27,13 @@
 //! pages fit in memory.
 //!
 //! ```no_run
-//! use webdup::fetch::{FetchConfig, Fetcher};
-//! use webdup::source::{Location, Source};
+//! use webdup_web::fetch::{FetchConfig, Fetcher};
+//! use webdup_web::source::{Location, Source};
 //!
 //! let fetcher = Fetcher::new(FetchConfig::default().validate().unwrap()).unwrap();
 //! let url = "https://example.com/".to_string();
 //! let sources = vec![Source { id: url.clone(), order: 0, location: Location::Url(url) }];
-//! for outcome in fetcher.fetch_all(sources, &webdup::engine::Quiet) {
+//! for outcome in fetcher.fetch_all(sources, &webdup_core::progress::Quiet) {
 //!     match outcome.into_document() {
 //!         Ok(doc) => assert!(!doc.body.is_empty()),
 //!         Err(e) => eprintln!("{e}"),

@@ -1,0 +1,18 @@
+//! webdup's web floor: from the user's inputs to documents and their main
+//! text.
+//!
+//! [`source`] expands files, directories, lists and URLs into ordered
+//! sources and reads local files; [`fetch`] fetches URLs politely
+//! (robots.txt, per-host limits, retries, redirects, sitemaps); [`decode`]
+//! turns bytes into text; [`extract`] finds a page's main content and reads
+//! its metadata. Nothing here fingerprints, stores or reports: that is the
+//! `webdup` crate above, over `webdup-core` below.
+
+// The library reports through return values; only the binary prints.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod decode;
+pub mod error;
+pub mod extract;
+pub mod fetch;
+pub mod source;

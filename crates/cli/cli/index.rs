@@ -254,7 +254,7 @@ fn pages_of(crawl: &str, corpus: Corpus, fetches: &[FetchRecord]) -> Vec<Page> {
     pages
         .into_iter()
         .map(|(order, page)| match by_order.get(&order) {
-            Some(r) => page.with_fetch(r),
+            Some(r) => page.with_fetch(*r),
             None => page,
         })
         .collect()

@@ -24,6 +24,8 @@
 pub mod candidates;
 pub mod cluster;
 pub mod doc;
+pub mod fingerprint;
+pub mod page;
 pub mod progress;
 pub mod shingle;
 pub mod sketch;

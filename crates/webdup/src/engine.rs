@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::cluster;
 use crate::error::{DocError, DocErrorKind, Error, Result};
-use crate::extract::{self, ExtractConfig, PageMeta};
+use crate::extract::{self, ExtractConfig};
 use crate::index::{HammingTables, LshParams, lsh};
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
@@ -149,79 +149,81 @@ impl Config {
     }
 }
 
-/// Everything kept about one document after fingerprinting.
-#[derive(Debug, Clone)]
-pub struct Fingerprint {
-    pub id: String,
-    pub order: usize,
-    pub title: Option<String>,
-    /// The extractor that produced the text (`none` for plain-text input,
-    /// `stored` for a fingerprint read back from an index).
-    pub extractor: &'static str,
-    pub word_count: usize,
-    /// Distinct shingle hashes, sorted: what verification compares.
-    pub shingles: Vec<u64>,
-    /// MD5 of the normalized text.
-    pub digest: [u8; 16],
-    pub minhash: Signature,
-    pub simhash: u64,
-    /// What an HTML page says about itself (title, canonical, robots...);
-    /// only with [`Config::keep_pages`].
-    pub meta: Option<Box<PageMeta>>,
-    /// The extracted main text; only with [`Config::keep_pages`], or read
-    /// back from an index that stored it.
-    pub text: Option<String>,
-    /// Word hashes and counts, kept until corpus-wide SimHash weighting is done.
-    terms: Vec<(u64, u32)>,
+pub use webdup_core::fingerprint::Fingerprint;
+
+/// The settings an index records for fingerprints made with a validated config.
+impl From<&Config> for crate::store::Settings {
+    fn from(config: &Config) -> Self {
+        use crate::store::{Settings, template_setting};
+        let lsh = config.lsh_params();
+        Settings {
+            shingle_size: config.shingle.size,
+            stopwords: config.shingle.stopwords,
+            stem: config.shingle.stem,
+            language: match config.shingle.language {
+                crate::shingle::LanguageChoice::Auto => "auto".into(),
+                crate::shingle::LanguageChoice::Fixed(l) => l.code.into(),
+            },
+            extractor: config.extract.extractor.as_str().into(),
+            permutations: config.permutations,
+            seed: config.seed,
+            threshold: config.threshold,
+            bands: lsh.bands,
+            rows: lsh.rows,
+            template: template_setting(config.template.as_ref()),
+            include_selector: config.extract.include.as_ref().map_or_else(String::new, |c| c.as_str().into()),
+            exclude_selector: config.extract.exclude.as_ref().map_or_else(String::new, |c| c.as_str().into()),
+            assumed: Vec::new(),
+        }
+    }
 }
 
-impl Fingerprint {
-    /// A fingerprint from parts made earlier (a page stored in an index):
-    /// nothing is extracted, shingled or sketched again, so the parts must
-    /// come from one [`Fingerprinter`] run with the settings they are
-    /// compared under. `shingles` must be sorted and distinct.
-    pub fn from_parts(
-        id: String,
-        order: usize,
-        word_count: usize,
-        shingles: Vec<u64>,
-        digest: [u8; 16],
-        minhash: Signature,
-        simhash: u64,
-    ) -> Fingerprint {
-        Fingerprint {
-            id,
-            order,
-            title: None,
-            extractor: "stored",
-            word_count,
-            shingles,
-            digest,
-            minhash,
-            simhash,
-            meta: None,
-            text: None,
-            terms: Vec::new(),
-        }
-    }
-
-    /// Drops its site's template shingles (sorted), before sketching: a
-    /// page that loses some has its SimHash features become its remaining
-    /// shingles, so both sketches describe the same text. True when any
-    /// were dropped (see [`template::apply`]).
-    pub fn drop_template(&mut self, template: &[u64]) -> bool {
-        let Some(kept) = template::apply(&self.shingles, template) else { return false };
-        self.simhash = simhash::simhash_counted(&kept);
-        if !self.terms.is_empty() {
-            self.terms = kept.iter().map(|&h| (h, 1)).collect();
-        }
-        self.shingles = kept;
-        true
-    }
-
-    /// The digest as 32 lowercase hex digits.
-    pub fn digest_hex(&self) -> String {
-        self.digest.iter().map(|b| format!("{b:02x}")).collect()
+impl crate::store::ApplySettings for Config {
+    /// The config with an index's fingerprint settings in place of its own
+    /// (shingling, extractor, selectors, template suppression, permutations,
+    /// seed, threshold), validated. The rest (candidate method, cluster
+    /// size) is kept.
+    fn apply_settings(self, settings: &crate::store::Settings) -> crate::store::Result<Config> {
+        use crate::extract::ExtractorKind;
+        use crate::shingle::{Language, LanguageChoice, ShingleConfig};
+        use crate::store::Error;
+        let base = self;
+        let language = if settings.language.eq_ignore_ascii_case("auto") {
+            LanguageChoice::Auto
+        } else {
+            LanguageChoice::Fixed(
+                Language::from_code(&settings.language)
+                    .ok_or_else(|| Error::BadSettings(format!("language = {:?}", settings.language)))?,
+            )
+        };
+        let extractor: ExtractorKind = settings
+            .extractor
+            .parse()
+            .map_err(|_| Error::BadSettings(format!("extractor = {:?}", settings.extractor)))?;
+        let template = settings.template_config()?;
+        let selector = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let extract = ExtractConfig { extractor, ..base.extract }
+            .with_selectors(
+                selector(&settings.include_selector).as_deref(),
+                selector(&settings.exclude_selector).as_deref(),
+            )
+            .map_err(|e| Error::BadSettings(e.to_string()))?;
+        let config = Config {
+            extract,
+            template,
+            shingle: ShingleConfig {
+                size: settings.shingle_size,
+                stopwords: settings.stopwords,
+                stem: settings.stem,
+                language,
+            },
+            shingle_size: settings.shingle_size,
+            permutations: settings.permutations,
+            seed: settings.seed,
+            threshold: settings.threshold,
+            ..base
+        };
+        config.validate().map_err(|e| Error::BadSettings(e.to_string()))
     }
 }
 

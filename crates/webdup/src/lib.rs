@@ -34,7 +34,30 @@ pub mod corpus;
 pub mod engine;
 pub mod report;
 pub mod score;
-pub mod store;
+/// The crawl index (webdup-store), and its HTTP API.
+///
+/// ```
+/// use webdup::engine::{Config, Fingerprinter};
+/// use webdup::store::{Index, Page};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let config = Config::default().validate().unwrap();
+/// let index = Index::open(dir.path().join("webdup.db"), &config).unwrap();
+/// let fp = Fingerprinter::new(&config);
+/// let text = "the river path was restored this spring with new gravel and benches along the bank";
+/// let page = fp.fingerprint_text("https://example.com/a".into(), 0, text, None, "none").unwrap();
+/// index.insert(&Page::new("monday", "https://example.com/a", page)).unwrap();
+///
+/// // Later, another URL with the same text:
+/// let seen = fp.fingerprint_text("https://example.com/b".into(), 0, text, None, "none").unwrap();
+/// let result = index.check(&seen).unwrap();
+/// assert_eq!(result.exact[0].url, "https://example.com/a");
+/// assert_eq!(index.stats().unwrap().pages, 1);
+/// ```
+pub mod store {
+    pub use webdup_store::*;
+    pub mod serve;
+}
 pub mod synth;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};

@@ -1,43 +1,8 @@
 //! Page metadata that later stages (SEO audits, canonical checks) need.
 
 use scraper::{ElementRef, Html, Selector};
-use serde::Serialize;
 
-/// An alternate-language version of the page (`<link rel=alternate hreflang>`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Hreflang {
-    pub lang: String,
-    pub href: String,
-}
-
-/// What a page says about itself in its markup.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct PageMeta {
-    /// `<title>`, whitespace folded.
-    pub title: Option<String>,
-    /// `<meta name=description>`.
-    pub description: Option<String>,
-    /// The first `<h1>`'s text.
-    pub h1: Option<String>,
-    /// `<link rel=canonical>`, resolved against the page URL when one is known.
-    pub canonical: Option<String>,
-    /// `<meta name=robots>` (or `googlebot`) as written.
-    pub robots: Option<String>,
-    /// The robots directives forbid indexing (`noindex` or `none`).
-    pub noindex: bool,
-    pub hreflang: Vec<Hreflang>,
-    /// `<html lang>`, else `<meta http-equiv=content-language>`.
-    pub language: Option<String>,
-}
-
-/// True when robots directives (a meta tag or an `X-Robots-Tag` value, which
-/// may name a bot: `googlebot: noindex`) forbid indexing.
-pub fn forbids_indexing(directives: &str) -> bool {
-    directives.split([',', ';']).any(|d| {
-        let d = d.rsplit(':').next().unwrap_or(d).trim().to_ascii_lowercase();
-        d == "noindex" || d == "none"
-    })
-}
+pub use webdup_core::page::{Hreflang, PageMeta, forbids_indexing};
 
 fn sel(css: &str) -> Selector {
     // The selectors below are constants; a failure is a bug caught by the tests.

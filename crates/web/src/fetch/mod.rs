@@ -257,14 +257,7 @@ impl std::fmt::Display for FetchError {
     }
 }
 
-/// One response in a redirect chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hop {
-    /// The URL requested.
-    pub url: String,
-    /// The status it answered with.
-    pub status: u16,
-}
+pub use webdup_core::page::Hop;
 
 /// Everything recorded about fetching one URL, without the body: small
 /// enough to keep for all URLs of a run for the reports.
@@ -298,6 +291,19 @@ pub struct FetchRecord {
     /// Other input ids that normalized to the same URL and were not fetched again.
     pub duplicates: Vec<String>,
     pub error: Option<FetchError>,
+}
+
+impl From<&FetchRecord> for webdup_core::page::Exchange {
+    fn from(r: &FetchRecord) -> Self {
+        webdup_core::page::Exchange {
+            final_url: r.final_url.clone(),
+            status: r.status,
+            redirects: r.chain.split_last().map_or_else(Vec::new, |(_, before)| before.to_vec()),
+            link_canonical: r.canonical.clone(),
+            x_robots_tag: r.x_robots_tag.clone(),
+            error: r.error.as_ref().map(|e| (e.kind.as_str().to_string(), e.message.clone())),
+        }
+    }
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {

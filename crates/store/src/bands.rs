@@ -216,7 +216,7 @@ mod tests {
     fn open(path: &std::path::Path) -> Connection {
         let mut conn = Connection::open(path).unwrap();
         conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-        crate::store::schema::migrate(&mut conn).unwrap();
+        crate::schema::migrate(&mut conn).unwrap();
         conn
     }
 

@@ -21,29 +21,12 @@
 //! IMMEDIATE, so a writer waits for another's commit (up to 30 s) rather than
 //! failing with "database is locked".
 //!
-//! ```
-//! use webdup::engine::{Config, Fingerprinter};
-//! use webdup::store::{Index, Page};
-//!
-//! let dir = tempfile::tempdir().unwrap();
-//! let config = Config::default().validate().unwrap();
-//! let index = Index::open(dir.path().join("webdup.db"), &config).unwrap();
-//! let fp = Fingerprinter::new(&config);
-//! let text = "the river path was restored this spring with new gravel and benches along the bank";
-//! let page = fp.fingerprint_text("https://example.com/a".into(), 0, text, None, "none").unwrap();
-//! index.insert(&Page::new("monday", "https://example.com/a", page)).unwrap();
-//!
-//! // Later, another URL with the same text:
-//! let seen = fp.fingerprint_text("https://example.com/b".into(), 0, text, None, "none").unwrap();
-//! let result = index.check(&seen).unwrap();
-//! assert_eq!(result.exact[0].url, "https://example.com/a");
-//! assert_eq!(index.stats().unwrap().pages, 1);
-//! ```
+//! `webdup::store` re-exports this crate with an example that fingerprints
+//! pages with `webdup`'s `Fingerprinter`.
 
 pub mod bands;
 pub mod lost_and_found;
 pub mod schema;
-pub mod serve;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -53,14 +36,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Config, Fingerprint};
-use crate::extract::{ExtractConfig, ExtractorKind};
-use crate::fetch::{FetchRecord, Hop};
+// The engine floor, under the paths the store's code names.
 use crate::index::LshParams;
 use crate::index::lsh::{self, band_key};
-use crate::shingle::{Language, LanguageChoice, ShingleConfig};
 use crate::template::{TemplateConfig, Templates};
 use crate::verify::Overlap;
+pub(crate) use webdup_core::candidates as index;
+use webdup_core::fingerprint::Fingerprint;
+use webdup_core::page::{Exchange, Hop, forbids_indexing};
+pub(crate) use webdup_core::{shingle, template, verify};
 
 /// Why an index operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -151,7 +135,15 @@ pub struct Settings {
     pub assumed: Vec<String>,
 }
 
-fn template_setting(template: Option<&TemplateConfig>) -> String {
+/// A configuration that can take an index's settings: `webdup`'s `Config`.
+/// The store itself never builds one, so it depends on no extractor.
+pub trait ApplySettings: Sized {
+    /// `self` with `settings` in place of its fingerprint settings, validated.
+    fn apply_settings(self, settings: &Settings) -> Result<Self>;
+}
+
+/// The `template` setting for a template suppression (`off` without one).
+pub fn template_setting(template: Option<&TemplateConfig>) -> String {
     match template {
         None => "off".into(),
         Some(t) => serde_json::to_string(t).expect("plain data"),
@@ -159,28 +151,10 @@ fn template_setting(template: Option<&TemplateConfig>) -> String {
 }
 
 impl Settings {
-    /// The settings a validated config fingerprints with.
-    pub fn of(config: &Config) -> Settings {
-        let lsh = config.lsh_params();
-        Settings {
-            shingle_size: config.shingle.size,
-            stopwords: config.shingle.stopwords,
-            stem: config.shingle.stem,
-            language: match config.shingle.language {
-                crate::shingle::LanguageChoice::Auto => "auto".into(),
-                crate::shingle::LanguageChoice::Fixed(l) => l.code.into(),
-            },
-            extractor: config.extract.extractor.as_str().into(),
-            permutations: config.permutations,
-            seed: config.seed,
-            threshold: config.threshold,
-            bands: lsh.bands,
-            rows: lsh.rows,
-            template: template_setting(config.template.as_ref()),
-            include_selector: config.extract.include.as_ref().map_or_else(String::new, |c| c.as_str().into()),
-            exclude_selector: config.extract.exclude.as_ref().map_or_else(String::new, |c| c.as_str().into()),
-            assumed: Vec::new(),
-        }
+    /// The settings a validated config fingerprints with (`webdup`'s
+    /// `&Config` converts into them).
+    pub fn of(config: impl Into<Settings>) -> Settings {
+        config.into()
     }
 
     /// The settings kept in an index's `meta` table.
@@ -224,36 +198,11 @@ impl Settings {
     }
 
     /// `base` with these settings in place of its own fingerprint settings
-    /// (shingling, extractor, permutations, seed, threshold), validated: the
-    /// config under which the index's fingerprints compare. The rest of
-    /// `base` (candidate method, cluster size) is kept.
-    pub fn apply(&self, base: Config) -> Result<Config> {
-        let language = if self.language.eq_ignore_ascii_case("auto") {
-            LanguageChoice::Auto
-        } else {
-            LanguageChoice::Fixed(
-                Language::from_code(&self.language)
-                    .ok_or_else(|| Error::BadSettings(format!("language = {:?}", self.language)))?,
-            )
-        };
-        let extractor: ExtractorKind =
-            self.extractor.parse().map_err(|_| Error::BadSettings(format!("extractor = {:?}", self.extractor)))?;
-        let template = self.template_config()?;
-        let selector = |s: &str| (!s.is_empty()).then(|| s.to_string());
-        let extract = ExtractConfig { extractor, ..base.extract }
-            .with_selectors(selector(&self.include_selector).as_deref(), selector(&self.exclude_selector).as_deref())
-            .map_err(|e| Error::BadSettings(e.to_string()))?;
-        let config = Config {
-            extract,
-            template,
-            shingle: ShingleConfig { size: self.shingle_size, stopwords: self.stopwords, stem: self.stem, language },
-            shingle_size: self.shingle_size,
-            permutations: self.permutations,
-            seed: self.seed,
-            threshold: self.threshold,
-            ..base
-        };
-        config.validate().map_err(|e| Error::BadSettings(e.to_string()))
+    /// (shingling, extractor, selectors, template suppression, permutations,
+    /// seed, threshold), validated: the config under which the index's
+    /// fingerprints compare (see [`ApplySettings`]).
+    pub fn apply<C: ApplySettings>(&self, base: C) -> Result<C> {
+        base.apply_settings(self)
     }
 
     /// The template suppression these settings name; `None` when off.
@@ -405,25 +354,28 @@ impl Page {
         self
     }
 
-    /// Takes the final URL, status, canonical link and error from a fetch.
-    pub fn with_fetch(mut self, record: &FetchRecord) -> Page {
-        self.final_url = record.final_url.clone();
+    /// Takes the final URL, status, redirects, canonical link and error
+    /// from a fetch (`webdup-web`'s `&FetchRecord` converts into an
+    /// [`Exchange`]).
+    pub fn with_fetch(mut self, exchange: impl Into<Exchange>) -> Page {
+        let record: Exchange = exchange.into();
+        self.final_url = record.final_url;
         self.status = record.status;
-        self.redirects = record.chain.split_last().map_or_else(Vec::new, |(_, before)| before.to_vec());
+        self.redirects = record.redirects;
         // The page's own <link rel=canonical> wins over the Link header, as
         // in the audit.
-        if self.meta.canonical.is_none() && record.canonical.is_some() {
-            self.meta.canonical = record.canonical.clone();
+        if self.meta.canonical.is_none() && record.link_canonical.is_some() {
+            self.meta.canonical = record.link_canonical;
             self.meta.canonical_source = Some("http".into());
         }
         // The header is named as the reason first, as in the audit.
-        if record.x_robots_tag.as_deref().is_some_and(crate::extract::forbids_indexing) {
+        if record.x_robots_tag.as_deref().is_some_and(forbids_indexing) {
             self.meta.noindex = Some(true);
             self.meta.noindex_source = Some("x-robots-tag".into());
         }
-        if let Some(e) = &record.error {
-            self.error_kind = Some(e.kind.as_str().into());
-            self.error = Some(e.message.clone());
+        if let Some((kind, message)) = record.error {
+            self.error_kind = Some(kind);
+            self.error = Some(message);
         }
         self
     }
@@ -729,7 +681,7 @@ impl Index {
     /// Opens (or creates) the index at `path` for fingerprints made with
     /// `config`, migrating an older schema. Fails with
     /// [`Error::SettingsMismatch`] if the index was built with other settings.
-    pub fn open(path: impl AsRef<Path>, config: &Config) -> Result<Index> {
+    pub fn open(path: impl AsRef<Path>, settings: impl Into<Settings>) -> Result<Index> {
         let path = path.as_ref().to_path_buf();
         let wrap = |e: Error| Error::Open { path: path.display().to_string(), reason: Box::new(e) };
         let read_only = if path.exists() {
@@ -742,7 +694,7 @@ impl Index {
         }
         let mut conn = connect_writer(&path).map_err(|e| wrap(e.into()))?;
         schema::migrate(&mut conn).map_err(wrap)?;
-        let settings = Settings::of(config);
+        let settings: Settings = settings.into();
         Self::adopt_settings(&mut conn, &settings).map_err(|e| match e {
             e @ Error::SettingsMismatch { .. } => e,
             e => wrap(e),

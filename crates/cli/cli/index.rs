@@ -16,7 +16,7 @@ use webdup::report::{self, ClusterReport};
 use webdup::store::{CheckResult, Index, Page, StoredPage};
 
 use super::args::{CommonArgs, OutputArgs};
-use super::{EXIT_SOME_FAILED, Loaded, expand_inputs, load_corpus_with, load_sources};
+use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress};
 
 /// The index file every index command takes.
 #[derive(Debug, Args)]
@@ -195,15 +195,15 @@ fn add(
     }
     // Expand every input once (sitemaps, lists, directories), as `cluster`
     // does, so a URL named by a sitemap and a list is fetched once.
-    let mut fetcher = None;
-    let collected = expand_inputs(inputs, common, &mut fetcher)?;
+    let mut run = new_run(common)?;
+    let collected = run.expand(inputs, &mut std::io::stdin().lock())?;
     let not_found = collected.errors.iter().map(|e| format!("{}: {}", e.id, e.message)).collect();
     // Every page of the add is fingerprinted before any is stored: each
     // site's template is learned over the whole add (a batch is only a
     // transaction, and never changes what is stored), and kept with the
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
-    let Loaded { mut corpus, fetches } = load_sources(collected.sources, common, &config, &mut fetcher)?;
+    let Loaded { mut corpus, fetches } = run.load(collected.sources, &config, &progress::Bar::new(common.quiet))?;
     if !keep_text {
         for d in &mut corpus.docs {
             d.text = None;

@@ -20,8 +20,9 @@ use clap::Parser;
 
 use webdup::engine::{self, Corpus};
 use webdup::error::{DocError, DocErrorKind};
-use webdup::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
+use webdup::fetch::Fetcher;
 use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
+use webdup::run::{Loaded, Run, RunConfig};
 use webdup::source::{self, Location, RawDocument, ReadLimits, Source};
 use webdup::template::Templates;
 
@@ -268,12 +269,6 @@ fn exit_for(corpus: &Corpus) -> ExitCode {
     if corpus.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_SOME_FAILED) }
 }
 
-/// A run's documents and, for URLs, what fetching them recorded.
-struct Loaded {
-    corpus: Corpus,
-    fetches: Vec<FetchRecord>,
-}
-
 /// Expands inputs (sitemaps included), reads local files and fetches URLs,
 /// and fingerprints every document as it arrives.
 fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Loaded> {
@@ -288,124 +283,17 @@ fn load_corpus_with(
     config: &webdup::Config,
     known: &Templates,
 ) -> anyhow::Result<Loaded> {
-    let mut fetcher: Option<Fetcher> = None;
-    let expanded = expand_inputs(inputs, common, &mut fetcher)?;
-    let mut loaded = load_sources(expanded.sources, common, config, &mut fetcher)?;
-    loaded.corpus.finish(config, known);
-    let n = loaded.corpus.len();
-    let errors = expanded.errors.into_iter().enumerate().map(|(i, mut e)| {
-        e.order = n + i;
-        e
-    });
-    loaded.corpus.add_errors(errors);
-    Ok(loaded)
+    let mut run = new_run(common)?;
+    let progress = progress::Bar::new(common.quiet);
+    Ok(run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?)
 }
 
-/// The user's inputs as documents to load: sitemaps expanded (over HTTP
-/// when remote), lists and directories walked, duplicates dropped. One rule
-/// for every command: what `cluster` treats as a document, `index add` does
-/// too. Errors are inputs that could not be expanded.
-fn expand_inputs(
-    inputs: &[String],
-    common: &CommonArgs,
-    fetcher: &mut Option<Fetcher>,
-) -> anyhow::Result<source::Collected> {
-    let fetch_config = common.fetch.to_config(common.max_bytes)?;
-    let mut expanded: Vec<String> = Vec::with_capacity(inputs.len());
-    let mut sitemap_errors: Vec<DocError> = Vec::new();
-    for input in inputs {
-        if sitemap::looks_like_sitemap(input) {
-            let expansion = sitemap::expand(input, fetcher_for(fetcher, &fetch_config)?);
-            expanded.extend(expansion.urls);
-            sitemap_errors.extend(expansion.errors);
-        } else {
-            expanded.push(input.clone());
-        }
-    }
-    let mut collected = source::collect(&expanded, &mut io::stdin().lock());
-    if collected.is_empty() && sitemap_errors.is_empty() {
-        bail!("no documents found in the inputs given");
-    }
-    collected.errors.extend(sitemap_errors);
-    Ok(collected)
-}
-
-/// Reads local files and fetches URLs (with `fetcher`, built on first use
-/// and kept, so robots.txt is read once per site), fingerprinting every
-/// document as it arrives. The corpus-wide stages are the caller's:
-/// [`Corpus::finish`].
-fn load_sources(
-    sources: Vec<Source>,
-    common: &CommonArgs,
-    config: &webdup::Config,
-    fetcher: &mut Option<Fetcher>,
-) -> anyhow::Result<Loaded> {
-    let fetch_config = common.fetch.to_config(common.max_bytes)?;
-    let limits = ReadLimits { max_bytes: common.max_bytes };
-    let total = sources.len() as u64;
-    let (urls, files): (Vec<Source>, Vec<Source>) =
-        sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
-    // Pages stream from the fetcher into fingerprinting: fetching is what
-    // the user waits for.
-    let progress =
-        if urls.is_empty() { progress::Bar::new(common.quiet) } else { progress::Bar::labelled(common.quiet, "fetch") };
-
-    let mut fetches = Vec::new();
-    let corpus = if urls.is_empty() {
-        Corpus::fingerprint_streaming(files.into_iter(), total, |s: Source| load_source(s, limits), config, &progress)
-    } else {
-        let f = fetcher_for(fetcher, &fetch_config)?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(FetchRecord, Result<RawDocument, DocError>)>(64);
-        std::thread::scope(|scope| {
-            let fetching = scope.spawn(move || {
-                f.for_each(urls, &engine::Quiet, |outcome| {
-                    // The receiver only goes away if fingerprinting panicked.
-                    let _ = tx.send(outcome.into_parts());
-                });
-            });
-            let fetches = &mut fetches;
-            let items = files.into_iter().map(Pending::File).chain(rx.into_iter().map(|(record, doc)| {
-                fetches.push(record);
-                Pending::Fetched(doc)
-            }));
-            let corpus = Corpus::fingerprint_streaming(
-                items,
-                total,
-                |p| match p {
-                    Pending::File(s) => load_source(s, limits),
-                    Pending::Fetched(doc) => doc,
-                },
-                config,
-                &progress,
-            );
-            let _ = fetching.join();
-            corpus
-        })
-    };
-    fetches.sort_by_key(|r| r.order);
-    Ok(Loaded { corpus, fetches })
-}
-
-fn fetcher_for<'a>(slot: &'a mut Option<Fetcher>, config: &FetchConfig) -> anyhow::Result<&'a Fetcher> {
-    if slot.is_none() {
-        *slot = Some(Fetcher::new(config.clone())?);
-    }
-    Ok(slot.as_ref().expect("just set"))
-}
-
-/// A document on its way to fingerprinting.
-enum Pending {
-    File(Source),
-    Fetched(Result<RawDocument, DocError>),
-}
-
-fn load_source(s: Source, limits: ReadLimits) -> Result<RawDocument, DocError> {
-    match &s.location {
-        Location::File(path) => source::read_file(&s, path, limits),
-        Location::Url(_) => {
-            Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "internal: URL reached the file reader"))
-        }
-    }
+/// A run with the fetch and read settings of the flags.
+fn new_run(common: &CommonArgs) -> anyhow::Result<Run> {
+    Ok(Run::new(RunConfig {
+        fetch: common.fetch.to_config(common.max_bytes)?,
+        limits: ReadLimits { max_bytes: common.max_bytes },
+    }))
 }
 
 fn write_output(

@@ -8,9 +8,6 @@ use webdup::engine::Progress;
 
 pub struct Bar {
     bar: Option<ProgressBar>,
-    /// Shown instead of the stage's own name (`fetch` while pages stream in
-    /// from the fetcher to fingerprinting).
-    label: Option<&'static str>,
     failed: AtomicU64,
 }
 
@@ -21,14 +18,8 @@ impl Bar {
         // is ever drawn.
         Bar {
             bar: show.then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())),
-            label: None,
             failed: AtomicU64::new(0),
         }
-    }
-
-    /// A bar that names every stage `label`.
-    pub fn labelled(quiet: bool, label: &'static str) -> Bar {
-        Bar { label: Some(label), ..Bar::new(quiet) }
     }
 }
 
@@ -49,7 +40,7 @@ impl Progress for Bar {
                 .with_key("rate", rate)
                 .progress_chars("=> ");
             b.set_style(style);
-            b.set_prefix(self.label.unwrap_or(stage));
+            b.set_prefix(stage);
             self.failed.store(0, Ordering::Relaxed);
             b.set_message("");
             b.set_length(total);

@@ -102,6 +102,9 @@ pub enum Error {
     /// An input list or directory could not be read at all.
     #[error("cannot read input {path}: {source}")]
     Input { path: String, source: std::io::Error },
+    /// The inputs named no document at all.
+    #[error("no documents found in the inputs given")]
+    NoDocuments,
     /// Writing a report failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),

@@ -33,6 +33,7 @@ pub mod audit;
 pub mod corpus;
 pub mod engine;
 pub mod report;
+pub mod run;
 pub mod score;
 /// The crawl index (webdup-store), and its HTTP API.
 ///

@@ -1,0 +1,199 @@
+//! From the user's inputs to a fingerprinted corpus: what every command,
+//! a crawler and (later) the Python package and a WARC reader share.
+//!
+//! Inputs are expanded once (sitemaps over HTTP, list files, directories,
+//! duplicates dropped), local files are read and URLs fetched with one
+//! [`Fetcher`] for the whole run (robots.txt read once per site), and every
+//! document is fingerprinted as it arrives. Pages stream from the fetcher
+//! into fingerprinting, so only the documents in flight are held.
+//!
+//! ```
+//! use webdup::engine::{Config, Quiet};
+//! use webdup::run::{Run, RunConfig};
+//! use webdup::template::Templates;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let text = "the harbour office posts the winter ferry timetable every monday morning by the window";
+//! std::fs::write(dir.path().join("a.txt"), text).unwrap();
+//! std::fs::write(dir.path().join("b.txt"), text).unwrap();
+//! let config = Config::default().validate().unwrap();
+//! let mut run = Run::new(RunConfig::default());
+//! let inputs = [dir.path().display().to_string()];
+//! let loaded = run.load_all(&inputs, &mut std::io::empty(), &config, &Templates::default(), &Quiet).unwrap();
+//! assert_eq!(loaded.corpus.docs.len(), 2);
+//! assert_eq!(loaded.corpus.docs[0].digest, loaded.corpus.docs[1].digest);
+//! ```
+
+use std::io::BufRead;
+
+use crate::engine::{Config, Corpus, Progress, Quiet};
+use crate::error::{DocError, DocErrorKind, Error, Result};
+use crate::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
+use crate::source::{self, Collected, Location, RawDocument, ReadLimits, Source};
+use crate::template::Templates;
+
+/// How a run reads and fetches.
+#[derive(Debug, Clone, Default)]
+pub struct RunConfig {
+    pub fetch: FetchConfig,
+    pub limits: ReadLimits,
+}
+
+/// A run's documents and, for URLs, what fetching them recorded (in input order).
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub corpus: Corpus,
+    pub fetches: Vec<FetchRecord>,
+}
+
+/// One run over the user's inputs; keeps its fetcher between calls.
+pub struct Run {
+    config: RunConfig,
+    fetcher: Option<Fetcher>,
+}
+
+impl Run {
+    pub fn new(config: RunConfig) -> Run {
+        Run { config, fetcher: None }
+    }
+
+    /// Expands `inputs`, loads and fingerprints every document, and runs
+    /// the corpus-wide stages ([`Corpus::finish`], with `known` templates
+    /// for sites too small in this run to learn their own). Inputs that
+    /// name nothing are errors of the corpus, after its documents. `-`
+    /// reads a list from `stdin`.
+    pub fn load_all(
+        &mut self,
+        inputs: &[String],
+        stdin: &mut dyn BufRead,
+        config: &Config,
+        known: &Templates,
+        progress: &dyn Progress,
+    ) -> Result<Loaded> {
+        let expanded = self.expand(inputs, stdin)?;
+        let mut loaded = self.load(expanded.sources, config, progress)?;
+        loaded.corpus.finish(config, known);
+        let n = loaded.corpus.len();
+        let errors = expanded.errors.into_iter().enumerate().map(|(i, mut e)| {
+            e.order = n + i;
+            e
+        });
+        loaded.corpus.add_errors(errors);
+        Ok(loaded)
+    }
+
+    /// The user's inputs as documents to load: sitemaps expanded (over
+    /// HTTP when remote), lists and directories walked, duplicates dropped.
+    /// One rule for every command: what `cluster` treats as a document,
+    /// `index add` does too. Errors are inputs that could not be expanded;
+    /// [`Error::NoDocuments`] when nothing at all was found.
+    pub fn expand(&mut self, inputs: &[String], stdin: &mut dyn BufRead) -> Result<Collected> {
+        let mut expanded: Vec<String> = Vec::with_capacity(inputs.len());
+        let mut sitemap_errors: Vec<DocError> = Vec::new();
+        for input in inputs {
+            if sitemap::looks_like_sitemap(input) {
+                let expansion = sitemap::expand(input, self.fetcher()?);
+                expanded.extend(expansion.urls);
+                sitemap_errors.extend(expansion.errors);
+            } else {
+                expanded.push(input.clone());
+            }
+        }
+        let mut collected = source::collect(&expanded, stdin);
+        if collected.is_empty() && sitemap_errors.is_empty() {
+            return Err(Error::NoDocuments);
+        }
+        collected.errors.extend(sitemap_errors);
+        Ok(collected)
+    }
+
+    /// Reads local files and fetches URLs, fingerprinting every document as
+    /// it arrives. The corpus-wide stages are the caller's:
+    /// [`Corpus::finish`]. While pages stream in from the fetcher, progress
+    /// is reported as the `fetch` stage: fetching is what the user waits for.
+    pub fn load(&mut self, sources: Vec<Source>, config: &Config, progress: &dyn Progress) -> Result<Loaded> {
+        let limits = self.config.limits;
+        let total = sources.len() as u64;
+        let (urls, files): (Vec<Source>, Vec<Source>) =
+            sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
+        let mut fetches = Vec::new();
+        let corpus = if urls.is_empty() {
+            Corpus::fingerprint_streaming(files.into_iter(), total, |s: Source| read(s, limits), config, progress)
+        } else {
+            let f = self.fetcher()?;
+            let progress = Renamed { inner: progress, stage: "fetch" };
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(FetchRecord, Result<RawDocument, DocError>)>(64);
+            std::thread::scope(|scope| {
+                let fetching = scope.spawn(move || {
+                    f.for_each(urls, &Quiet, |outcome| {
+                        // The receiver only goes away if fingerprinting panicked.
+                        let _ = tx.send(outcome.into_parts());
+                    });
+                });
+                let fetches = &mut fetches;
+                let items = files.into_iter().map(Pending::File).chain(rx.into_iter().map(|(record, doc)| {
+                    fetches.push(record);
+                    Pending::Fetched(doc)
+                }));
+                let corpus = Corpus::fingerprint_streaming(
+                    items,
+                    total,
+                    |p| match p {
+                        Pending::File(s) => read(s, limits),
+                        Pending::Fetched(doc) => doc,
+                    },
+                    config,
+                    &progress,
+                );
+                let _ = fetching.join();
+                corpus
+            })
+        };
+        fetches.sort_by_key(|r| r.order);
+        Ok(Loaded { corpus, fetches })
+    }
+
+    /// The run's fetcher, built on first use.
+    fn fetcher(&mut self) -> Result<&Fetcher> {
+        if self.fetcher.is_none() {
+            self.fetcher = Some(Fetcher::new(self.config.fetch.clone())?);
+        }
+        Ok(self.fetcher.as_ref().expect("just set"))
+    }
+}
+
+/// A document on its way to fingerprinting.
+enum Pending {
+    File(Source),
+    Fetched(std::result::Result<RawDocument, DocError>),
+}
+
+fn read(s: Source, limits: ReadLimits) -> std::result::Result<RawDocument, DocError> {
+    match &s.location {
+        Location::File(path) => source::read_file(&s, path, limits),
+        Location::Url(_) => {
+            Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "internal: URL reached the file reader"))
+        }
+    }
+}
+
+/// Progress reported under another stage's name.
+struct Renamed<'a> {
+    inner: &'a dyn Progress,
+    stage: &'static str,
+}
+
+impl Progress for Renamed<'_> {
+    fn start(&self, _stage: &'static str, total: u64) {
+        self.inner.start(self.stage, total);
+    }
+    fn advance(&self, n: u64) {
+        self.inner.advance(n);
+    }
+    fn fail(&self, n: u64) {
+        self.inner.fail(n);
+    }
+    fn finish(&self) {
+        self.inner.finish();
+    }
+}

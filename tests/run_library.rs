@@ -1,0 +1,55 @@
+//! `webdup::run` without the binary: local files and URLs on a loopback
+//! server, expanded, fetched, read and fingerprinted by the library alone.
+
+mod support;
+
+use axum::Router;
+use axum::response::Html;
+use axum::routing::get;
+use webdup::engine::{Config, Quiet};
+use webdup::run::{Run, RunConfig};
+use webdup::template::Templates;
+
+const ARTICLE: &str = "The harbour office posts the winter ferry timetable on the board by the ticket window every \
+    Monday morning, and crossings take forty minutes when the sea is calm.";
+
+#[test]
+fn a_library_run_loads_files_and_loopback_urls_in_input_order() {
+    let page =
+        format!("<html><head><title>Ferry</title></head><body><article><p>{ARTICLE}</p></article></body></html>");
+    let copy = page.clone();
+    let app = Router::new()
+        .route("/ferry", get(move || async move { Html(page) }))
+        .route("/ferry-copy", get(move || async move { Html(copy) }));
+    let port = support::serve_on_loopback(app);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ferry.txt");
+    std::fs::write(&file, ARTICLE).unwrap();
+
+    let inputs = [
+        format!("http://127.0.0.1:{port}/ferry"),
+        file.display().to_string(),
+        format!("http://127.0.0.1:{port}/ferry-copy"),
+        format!("http://127.0.0.1:{port}/missing"),
+    ];
+    let config = Config::default().validate().unwrap();
+    let mut run = Run::new(RunConfig::default());
+    let loaded = run.load_all(&inputs, &mut std::io::empty(), &config, &Templates::default(), &Quiet).unwrap();
+
+    let ids: Vec<&str> = loaded.corpus.docs.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, [inputs[0].as_str(), inputs[1].as_str(), inputs[2].as_str()]);
+    // The two fetched copies share their text; the file holds the same words.
+    assert_eq!(loaded.corpus.docs[0].digest, loaded.corpus.docs[2].digest);
+    assert!(loaded.corpus.docs.iter().all(|d| !d.minhash.is_empty()), "finished: every page sketched");
+    // The 404 is an error of the corpus, and its fetch is recorded.
+    assert_eq!(loaded.corpus.errors.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), [inputs[3].as_str()]);
+    let statuses: Vec<Option<u16>> = loaded.fetches.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [Some(200), Some(200), Some(404)]);
+
+    // Nothing to read is an error of the run, not a panic.
+    let none = run.expand(&[dir.path().join("nothing-here").display().to_string()], &mut std::io::empty());
+    assert!(none.is_ok_and(|c| c.sources.is_empty() && c.errors.len() == 1));
+    let empty = tempfile::tempdir().unwrap();
+    let nothing = run.expand(&[empty.path().display().to_string()], &mut std::io::empty());
+    assert!(matches!(nothing, Err(webdup::Error::NoDocuments)), "{nothing:?}");
+}

@@ -68,3 +68,136 @@ pub struct Exchange {
     /// and a sentence for people.
     pub error: Option<(String, String)>,
 }
+
+/// True when a canonical can name a page at all: a `javascript:`, `data:`,
+/// `mailto:` or any other non-HTTP URL is ignored, as search engines ignore
+/// it, so the page counts as having no canonical. Relative and unparseable
+/// values (pages read from local files) are kept and compared as written.
+pub fn usable_canonical(s: &str) -> bool {
+    url::Url::parse(s.trim()).map_or(true, |u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// Where a page's canonical came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CanonicalSource {
+    /// The page's own `<link rel=canonical>`.
+    Html,
+    /// A `Link: <...>; rel="canonical"` header.
+    Http,
+}
+
+impl CanonicalSource {
+    /// The name reports and the index use: `html` or `http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CanonicalSource::Html => "html",
+            CanonicalSource::Http => "http",
+        }
+    }
+}
+
+/// Why a page may not be indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoindexSource {
+    /// An `X-Robots-Tag` header.
+    XRobotsTag,
+    /// The robots meta tag.
+    Meta,
+}
+
+impl NoindexSource {
+    /// The name reports and the index use: `x-robots-tag` or `meta`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoindexSource::XRobotsTag => "x-robots-tag",
+            NoindexSource::Meta => "meta",
+        }
+    }
+}
+
+/// A page's canonical and indexability as observed, from what its markup
+/// says and what its HTTP exchange said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub canonical: Option<String>,
+    pub canonical_source: Option<CanonicalSource>,
+    pub noindex: bool,
+    pub noindex_source: Option<NoindexSource>,
+}
+
+/// The one rule that merges a page's markup with its headers, used by the
+/// audit, the index and the HTTP API alike:
+///
+/// - the page's own `<link rel=canonical>` wins over a `Link` header (it is
+///   what the site's authors wrote for this page); canonicals that cannot
+///   name a page ([`usable_canonical`]) count as none;
+/// - a page is noindex when its robots meta tag or its `X-Robots-Tag` says
+///   so, and the header is named as the reason first.
+pub fn observe(meta: Option<&PageMeta>, exchange: Option<&Exchange>) -> Observed {
+    let mut o = Observed::default();
+    let usable = |c: &Option<String>| c.as_ref().filter(|c| usable_canonical(c)).cloned();
+    if let Some(c) = meta.and_then(|m| usable(&m.canonical)) {
+        o.canonical = Some(c);
+        o.canonical_source = Some(CanonicalSource::Html);
+    } else if let Some(c) = exchange.and_then(|e| usable(&e.link_canonical)) {
+        o.canonical = Some(c);
+        o.canonical_source = Some(CanonicalSource::Http);
+    }
+    if exchange.and_then(|e| e.x_robots_tag.as_deref()).is_some_and(forbids_indexing) {
+        o.noindex = true;
+        o.noindex_source = Some(NoindexSource::XRobotsTag);
+    } else if meta.is_some_and(|m| m.noindex) {
+        o.noindex = true;
+        o.noindex_source = Some(NoindexSource::Meta);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(canonical: Option<&str>, noindex: bool) -> PageMeta {
+        PageMeta { canonical: canonical.map(Into::into), noindex, ..PageMeta::default() }
+    }
+
+    fn exchange(canonical: Option<&str>, robots: Option<&str>) -> Exchange {
+        Exchange {
+            link_canonical: canonical.map(Into::into),
+            x_robots_tag: robots.map(Into::into),
+            ..Exchange::default()
+        }
+    }
+
+    #[test]
+    fn the_pages_own_canonical_beats_the_link_header() {
+        let o =
+            observe(Some(&meta(Some("https://a.test/page"), false)), Some(&exchange(Some("https://a.test/h"), None)));
+        assert_eq!(
+            (o.canonical.as_deref(), o.canonical_source),
+            (Some("https://a.test/page"), Some(CanonicalSource::Html))
+        );
+        let o = observe(Some(&meta(None, false)), Some(&exchange(Some("https://a.test/h"), None)));
+        assert_eq!(
+            (o.canonical.as_deref(), o.canonical_source),
+            (Some("https://a.test/h"), Some(CanonicalSource::Http))
+        );
+    }
+
+    #[test]
+    fn an_unusable_tag_leaves_the_header_canonical() {
+        let o =
+            observe(Some(&meta(Some("javascript:void(0)"), false)), Some(&exchange(Some("https://a.test/h"), None)));
+        assert_eq!(o.canonical_source, Some(CanonicalSource::Http));
+        assert_eq!(observe(Some(&meta(Some("mailto:x@a.test"), false)), None), Observed::default());
+    }
+
+    #[test]
+    fn the_header_is_named_first_as_the_reason_for_noindex() {
+        let o = observe(Some(&meta(None, true)), Some(&exchange(None, Some("googlebot: noindex"))));
+        assert_eq!((o.noindex, o.noindex_source), (true, Some(NoindexSource::XRobotsTag)));
+        let o = observe(Some(&meta(None, true)), Some(&exchange(None, Some("nofollow"))));
+        assert_eq!((o.noindex, o.noindex_source), (true, Some(NoindexSource::Meta)));
+        assert!(!observe(Some(&meta(None, false)), None).noindex);
+    }
+}

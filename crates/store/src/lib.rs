@@ -43,7 +43,7 @@ use crate::template::{TemplateConfig, Templates};
 use crate::verify::Overlap;
 pub(crate) use webdup_core::candidates as index;
 use webdup_core::fingerprint::Fingerprint;
-use webdup_core::page::{Exchange, Hop, forbids_indexing};
+use webdup_core::page::{Exchange, Hop, Observed, observe};
 pub(crate) use webdup_core::{shingle, template, verify};
 
 /// Why an index operation failed.
@@ -265,6 +265,16 @@ pub struct PageMeta {
     pub noindex_source: Option<String>,
 }
 
+impl PageMeta {
+    /// Takes the canonical and indexability of [`observe`].
+    fn observe(&mut self, o: Observed) {
+        self.canonical = o.canonical;
+        self.canonical_source = o.canonical_source.map(|s| s.as_str().into());
+        self.noindex = Some(o.noindex);
+        self.noindex_source = o.noindex_source.map(|s| s.as_str().into());
+    }
+}
+
 /// One page of one crawl, to be inserted.
 #[derive(Debug, Clone)]
 pub struct Page {
@@ -308,15 +318,16 @@ impl Page {
             error_kind: None,
             error: None,
             meta: match fingerprint.meta.as_deref() {
-                Some(m) => PageMeta {
-                    title: m.title.clone().or_else(|| fingerprint.title.clone()),
-                    canonical: m.canonical.clone(),
-                    noindex: Some(m.noindex),
-                    description: m.description.clone(),
-                    h1: m.h1.clone(),
-                    canonical_source: m.canonical.is_some().then(|| "html".into()),
-                    noindex_source: m.noindex.then(|| "meta".into()),
-                },
+                Some(m) => {
+                    let mut meta = PageMeta {
+                        title: m.title.clone().or_else(|| fingerprint.title.clone()),
+                        description: m.description.clone(),
+                        h1: m.h1.clone(),
+                        ..PageMeta::default()
+                    };
+                    meta.observe(observe(Some(m), None));
+                    meta
+                }
                 None => PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
             },
             redirects: Vec::new(),
@@ -358,20 +369,15 @@ impl Page {
     /// from a fetch (`webdup-web`'s `&FetchRecord` converts into an
     /// [`Exchange`]).
     pub fn with_fetch(mut self, exchange: impl Into<Exchange>) -> Page {
-        let record: Exchange = exchange.into();
-        self.final_url = record.final_url;
+        let mut record: Exchange = exchange.into();
+        self.final_url = record.final_url.take();
         self.status = record.status;
-        self.redirects = record.redirects;
-        // The page's own <link rel=canonical> wins over the Link header, as
-        // in the audit.
-        if self.meta.canonical.is_none() && record.link_canonical.is_some() {
-            self.meta.canonical = record.link_canonical;
-            self.meta.canonical_source = Some("http".into());
-        }
-        // The header is named as the reason first, as in the audit.
-        if record.x_robots_tag.as_deref().is_some_and(forbids_indexing) {
-            self.meta.noindex = Some(true);
-            self.meta.noindex_source = Some("x-robots-tag".into());
+        self.redirects = std::mem::take(&mut record.redirects);
+        // The one merge rule of markup and headers, as in the audit.
+        let extracted = self.fingerprint.as_ref().and_then(|f| f.meta.as_deref());
+        if extracted.is_some() || record.link_canonical.is_some() || record.x_robots_tag.is_some() {
+            let observed = observe(extracted, Some(&record));
+            self.meta.observe(observed);
         }
         if let Some((kind, message)) = record.error {
             self.error_kind = Some(kind);

@@ -35,13 +35,7 @@ pub fn url_key(s: &str) -> String {
     }
 }
 
-/// True when a canonical can name a page at all: a `javascript:`, `data:`,
-/// `mailto:` or any other non-HTTP URL is ignored, as search engines ignore
-/// it, so the page counts as having no canonical. Relative and unparseable
-/// values (pages read from local files) are kept and compared as written.
-pub fn usable_canonical(s: &str) -> bool {
-    url::Url::parse(s.trim()).map_or(true, |u| matches!(u.scheme(), "http" | "https"))
-}
+pub use webdup_core::page::usable_canonical;
 
 /// True when two URLs name the same page.
 pub fn same_url(a: &str, b: &str) -> bool {

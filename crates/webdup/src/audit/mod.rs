@@ -260,7 +260,8 @@ fn round(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
-pub use crate::extract::forbids_indexing;
+pub use webdup_core::page::forbids_indexing;
+use webdup_core::page::{CanonicalSource, Exchange, NoindexSource, observe};
 
 impl Audit {
     /// Builds the audit model. `fetches` may be empty (local files). Pages
@@ -501,16 +502,16 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
         let status = record.and_then(|r| r.status);
         let input = (url != id).then(|| id.to_string());
         let mut row = blank_row(n, url, input, status);
-        if let Some(r) = record {
-            if let Some(c) = r.canonical.as_ref().filter(|c| canonical::usable_canonical(c)) {
-                row.canonical = Some(c.clone());
-                row.canonical_source = Some("http");
-            }
-            if r.x_robots_tag.as_deref().is_some_and(forbids_indexing) {
-                row.noindex = true;
-                row.noindex_source = Some("x-robots-tag");
-            }
-        }
+        let meta = match src {
+            Src::Doc(i) => corpus.docs[*i].meta.as_deref(),
+            Src::Err(_) => None,
+        };
+        // The one merge rule of markup and headers.
+        let o = observe(meta, record.map(Exchange::from).as_ref());
+        row.canonical = o.canonical;
+        row.canonical_source = o.canonical_source.map(CanonicalSource::as_str);
+        row.noindex = o.noindex;
+        row.noindex_source = o.noindex_source.map(NoindexSource::as_str);
         match src {
             Src::Doc(i) => {
                 let d = &corpus.docs[*i];
@@ -521,16 +522,6 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
                     row.title = m.title.clone();
                     row.description = m.description.clone();
                     row.h1 = m.h1.clone();
-                    // The page's own tag wins over the header: it is what
-                    // the site's authors wrote for this page.
-                    if let Some(c) = m.canonical.as_ref().filter(|c| canonical::usable_canonical(c)) {
-                        row.canonical = Some(c.clone());
-                        row.canonical_source = Some("html");
-                    }
-                    if m.noindex && !row.noindex {
-                        row.noindex = true;
-                        row.noindex_source = Some("meta");
-                    }
                 } else {
                     row.title = d.title.clone();
                 }

@@ -525,15 +525,16 @@ async fn check(State(s): State<Arc<Service>>, body: Body) -> Response {
 async fn insert(State(s): State<Arc<Service>>, body: Body) -> Response {
     with_fingerprint(s, body, |s, body, fp| {
         let crawl = body.crawl.clone().unwrap_or_else(|| s.serve.default_crawl.clone());
-        let mut page = Page::new(crawl.clone(), body.url.clone(), fp);
-        page.final_url = body.final_url.clone();
-        page.status = body.status;
-        page.redirects = body.redirects.clone();
-        // The page's own <link rel=canonical> wins, as everywhere else; a
-        // canonical the crawler saw elsewhere (a Link header) fills the gap.
-        if page.meta.canonical.is_none() {
-            page.meta.canonical = body.canonical.clone();
-        }
+        // What the crawler saw of the exchange, merged with the page's own
+        // markup by the one rule (the page's <link rel=canonical> wins).
+        let exchange = webdup_core::page::Exchange {
+            final_url: body.final_url.clone(),
+            status: body.status,
+            redirects: body.redirects.clone(),
+            link_canonical: body.canonical.clone(),
+            ..Default::default()
+        };
+        let page = Page::new(crawl.clone(), body.url.clone(), fp).with_fetch(exchange);
         match s.index.insert(&page) {
             Ok(id) => (StatusCode::CREATED, Json(serde_json::json!({ "id": id, "url": body.url, "crawl": crawl })))
                 .into_response(),

@@ -152,6 +152,7 @@ impl Config {
 pub use webdup_core::fingerprint::Fingerprint;
 
 /// The settings an index records for fingerprints made with a validated config.
+#[cfg(feature = "store")]
 impl From<&Config> for crate::store::Settings {
     fn from(config: &Config) -> Self {
         use crate::store::{Settings, template_setting};
@@ -178,6 +179,7 @@ impl From<&Config> for crate::store::Settings {
     }
 }
 
+#[cfg(feature = "store")]
 impl crate::store::ApplySettings for Config {
     /// The config with an index's fingerprint settings in place of its own
     /// (shingling, extractor, selectors, template suppression, permutations,

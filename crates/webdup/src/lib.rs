@@ -33,6 +33,7 @@ pub mod audit;
 pub mod corpus;
 pub mod engine;
 pub mod report;
+#[cfg(feature = "http")]
 pub mod run;
 pub mod score;
 /// The crawl index (webdup-store), and its HTTP API.
@@ -55,6 +56,7 @@ pub mod score;
 /// assert_eq!(result.exact[0].url, "https://example.com/a");
 /// assert_eq!(index.stats().unwrap().pages, 1);
 /// ```
+#[cfg(feature = "store")]
 pub mod store {
     pub use webdup_store::*;
     pub mod serve;

@@ -42,6 +42,7 @@
 //! ```
 
 pub mod cache;
+#[cfg(feature = "http")]
 mod client;
 pub mod robots;
 pub mod sitemap;
@@ -55,6 +56,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::source::RawDocument;
 
+#[cfg(feature = "http")]
 pub use client::{Expansion, Fetcher};
 
 /// Content types kept by default: HTML, XHTML and plain text.

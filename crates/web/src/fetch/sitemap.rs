@@ -51,6 +51,7 @@ pub fn looks_like_sitemap(input: &str) -> bool {
     name.contains("sitemap") && (name.ends_with(".xml") || name.ends_with(".xml.gz"))
 }
 
+#[cfg(feature = "http")]
 /// Expands a sitemap given as input (a local file or an http(s) URL) into
 /// page URLs, following an index; meant for the input collector, which
 /// calls it for inputs where [`looks_like_sitemap`] holds.

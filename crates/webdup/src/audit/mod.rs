@@ -40,6 +40,7 @@
 pub mod canonical;
 pub mod csv;
 pub mod html;
+#[cfg(feature = "store")]
 pub mod stored;
 pub mod texts;
 
@@ -53,6 +54,7 @@ use crate::engine::{Clustering, Config, Corpus};
 use crate::error::Result;
 use crate::fetch::FetchRecord;
 
+#[cfg(feature = "store")]
 pub use stored::StoredCrawl;
 pub use texts::AuditTexts;
 

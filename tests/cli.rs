@@ -439,3 +439,26 @@ fn index_query_finds_a_lightly_edited_page_whatever_the_batch_size() {
     let summary = run(&["index", "add", "--crawl", "d", "--index", "b1.db", "site", "-q"]);
     assert_eq!(summary["templates"], 1, "{summary}");
 }
+
+/// Shell completions and the man page come from the same clap definition
+/// as the help, so every subcommand and flag is in them.
+#[test]
+fn completions_and_the_man_page_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = webdup(&["completions", shell], &[]);
+        assert!(o.status.success(), "{shell}: {}", String::from_utf8_lossy(&o.stderr));
+        let script = stdout(&o);
+        for word in ["cluster", "audit", "lost-and-found", "template-min-pages"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let o = webdup(&["man"], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = stdout(&o);
+    assert!(page.contains(".TH webdup 1"), "{page}");
+    for word in ["cluster", "audit", "serve", "completions"] {
+        assert!(page.contains(word), "the man page lacks {word}");
+    }
+    let o = webdup(&["completions", "tcsh"], &[]);
+    assert_eq!(o.status.code(), Some(2), "an unknown shell is a usage error");
+}

@@ -132,6 +132,18 @@ pub enum Command {
     Serve(super::serve::ServeArgs),
     /// Map an old crawl's gone URLs to where their content is in a new crawl.
     LostAndFound(super::lost_and_found::LostAndFoundArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// For bash: `webdup completions bash > ~/.local/share/bash-completion/completions/webdup`;
+    /// for zsh: `webdup completions zsh > ~/.zfunc/_webdup` (with `~/.zfunc` in
+    /// `fpath`); for fish: `webdup completions fish > ~/.config/fish/completions/webdup.fish`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), for `man`: `webdup man > webdup.1`, or
+    /// into a directory on MANPATH, e.g. ~/.local/share/man/man1/webdup.1.
+    Man,
 }
 
 #[derive(Debug, Subcommand)]

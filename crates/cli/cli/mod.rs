@@ -147,6 +147,22 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index { command } => index::run(command),
         Command::Serve(args) => serve::run(args),
         Command::LostAndFound(args) => lost_and_found::run(args),
+        Command::Completions { shell } => {
+            // Generated in memory: clap_complete panics when its writer
+            // fails, and a closed pipe is no reason to panic.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "webdup", &mut script);
+            let mut out = io::stdout().lock();
+            out.write_all(&script)?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut out = io::stdout().lock();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -462,3 +462,23 @@ fn completions_and_the_man_page_name_every_subcommand() {
     let o = webdup(&["completions", "tcsh"], &[]);
     assert_eq!(o.status.code(), Some(2), "an unknown shell is a usage error");
 }
+
+/// Each subcommand lists only the flags it uses: `serve` never fetches, and
+/// `index stats` / `index remove` use the index's own settings.
+#[test]
+fn help_lists_only_the_flags_a_command_uses() {
+    let help = |args: &[&str]| stdout(&webdup(args, &[]));
+    let serve = help(&["serve", "--help"]);
+    assert!(serve.contains("--shingle-size") && serve.contains("--bind"), "{serve}");
+    for unused in ["--delay", "--user-agent", "--concurrency", "--own-site", "--cache"] {
+        assert!(!serve.contains(unused), "serve --help lists {unused}");
+    }
+    for sub in ["stats", "remove"] {
+        let text = help(&["index", sub, "--help"]);
+        for unused in ["--threshold", "--shingle-size", "--delay", "--extractor"] {
+            assert!(!text.contains(unused), "index {sub} --help lists {unused}");
+        }
+    }
+    let cluster = help(&["cluster", "--help"]);
+    assert!(cluster.contains("--delay") && cluster.contains("--shingle-size"), "{cluster}");
+}

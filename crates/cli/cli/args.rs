@@ -292,10 +292,29 @@ pub enum FormatArg {
     Tsv,
 }
 
-/// Settings shared by every subcommand.
+/// Settings shared by the commands that read or fetch inputs: how pages
+/// are fingerprinted and compared, and how URLs are fetched. Its
+/// [`SettingsArgs`] fields read as its own.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+impl std::ops::Deref for CommonArgs {
+    type Target = SettingsArgs;
+    fn deref(&self) -> &SettingsArgs {
+        &self.settings
+    }
+}
+
+/// How pages are fingerprinted and compared: what `serve` takes (it never
+/// fetches), and every reading command with [`FetchArgs`].
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Similarity")]
-pub struct CommonArgs {
+pub struct SettingsArgs {
     /// Least exact Jaccard similarity for two documents to be duplicates
     /// (two pages of one site: one host, or one folder of local files)
     /// [default: 0.8; `audit --index`: the index's own unless given].
@@ -366,8 +385,6 @@ pub struct CommonArgs {
     /// No progress bar.
     #[arg(help_heading = "Input", long, short = 'q')]
     pub quiet: bool,
-    #[command(flatten)]
-    pub fetch: FetchArgs,
 }
 
 /// How URLs are fetched.
@@ -417,7 +434,7 @@ pub struct FetchArgs {
 /// Requests in flight per site with `--own-site`.
 pub const OWN_SITE_PER_HOST: usize = 8;
 
-impl CommonArgs {
+impl SettingsArgs {
     /// `--threshold`, or its default.
     pub fn threshold(&self) -> f64 {
         self.threshold.unwrap_or(DEFAULT_THRESHOLD)
@@ -485,7 +502,7 @@ impl OutputArgs {
     }
 }
 
-impl CommonArgs {
+impl SettingsArgs {
     /// The library config these flags describe, validated.
     pub fn to_config(&self) -> anyhow::Result<Config> {
         let language = if self.language.eq_ignore_ascii_case("auto") {

@@ -67,8 +67,6 @@ pub enum IndexCommand {
     Stats {
         #[command(flatten)]
         index: IndexFile,
-        #[command(flatten)]
-        common: CommonArgs,
     },
     /// Remove every crawl's page for a URL.
     Remove {
@@ -76,8 +74,6 @@ pub enum IndexCommand {
         url: String,
         #[command(flatten)]
         index: IndexFile,
-        #[command(flatten)]
-        common: CommonArgs,
     },
 }
 
@@ -88,12 +84,12 @@ pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
         }
         IndexCommand::Query { target, index, common } => query(&target, &index.path, &common),
         // Neither depends on the fingerprint settings: the index's own are used.
-        IndexCommand::Stats { index, common: _ } => {
+        IndexCommand::Stats { index } => {
             let index = Index::open_existing(&index.path)?;
             print_json(&index.stats()?)?;
             Ok(ExitCode::SUCCESS)
         }
-        IndexCommand::Remove { url, index, common: _ } => {
+        IndexCommand::Remove { url, index } => {
             let index = Index::open_existing(&index.path)?;
             let removed = index.remove(&url)?;
             print_json(&serde_json::json!({ "url": url, "removed": removed }))?;

@@ -13,7 +13,7 @@ use clap::Args;
 use webdup::store::Index;
 use webdup::store::serve::{self, ServeConfig};
 
-use super::args::CommonArgs;
+use super::args::SettingsArgs;
 use super::index::IndexFile;
 
 #[derive(Debug, Args)]
@@ -49,11 +49,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub workers: usize,
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub settings: SettingsArgs,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = args.common.to_config()?;
+    let config = args.settings.to_config()?;
     let serve_config = ServeConfig {
         bind: args.bind,
         token: args.token.clone().or_else(|| std::env::var("WEBDUP_TOKEN").ok()),

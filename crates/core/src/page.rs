@@ -5,14 +5,14 @@
 use serde::{Deserialize, Serialize};
 
 /// An alternate-language version of the page (`<link rel=alternate hreflang>`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hreflang {
     pub lang: String,
     pub href: String,
 }
 
 /// What a page says about itself in its markup.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageMeta {
     /// `<title>`, whitespace folded.
     pub title: Option<String>,

@@ -331,7 +331,7 @@ impl Fingerprinter {
             id,
             order,
             title,
-            extractor,
+            extractor: std::borrow::Cow::Borrowed(extractor),
             word_count: sh.word_count,
             shingles: sh.hashes,
             digest: sh.digest,

@@ -142,3 +142,45 @@ fn own_site_fetches_a_site_you_run_without_the_politeness_delay() {
     let o = webdup(&["cluster", "--own-site", "--delay", "1", "x.html"]);
     assert_eq!(o.status.code(), Some(2), "--own-site sets the delay itself");
 }
+
+/// Issue 17, item 2: old URLs beside the new ones (the migration workflow).
+/// An old URL that 301s to a page of the run is that page, not a duplicate
+/// of it: one page per final URL, the redirect reported with its chain.
+#[test]
+fn a_redirect_and_its_target_are_one_page_not_a_duplicate_cluster() {
+    let moved = |UrlPath(name): UrlPath<String>| async move {
+        (StatusCode::MOVED_PERMANENTLY, [(header::LOCATION, format!("/site/{name}"))], Vec::<u8>::new())
+    };
+    let port = support::serve_on_loopback(
+        axum::Router::new()
+            .route("/site/{name}", axum::routing::get(page))
+            .route("/old/{name}", axum::routing::get(moved)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let base = format!("http://127.0.0.1:{port}");
+    let urls = [
+        format!("{base}/old/river-path-updated.html"),
+        format!("{base}/site/river-path-updated.html"),
+        format!("{base}/site/contact.html"),
+        // Only the old URL asked for: it stands for its page.
+        format!("{base}/old/home-baked-bread.html"),
+    ];
+    std::fs::write(&list, urls.join("\n")).unwrap();
+    let o = webdup(&["cluster", list.to_str().unwrap(), "-f", "json", "-q", "--delay", "0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["documents"], 3, "{}", v["summary"]);
+    assert!(clusters(&o).is_empty(), "a redirect was clustered with its target: {}", v["clusters"]);
+    let redirected = v["redirected"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(redirected.len(), 1, "{redirected:?}");
+    assert_eq!(redirected[0]["id"], urls[0].as_str());
+    assert_eq!(redirected[0]["same_as"], urls[1].as_str());
+    let statuses: Vec<u64> =
+        redirected[0]["chain"].as_array().unwrap().iter().map(|h| h["status"].as_u64().unwrap()).collect();
+    assert_eq!(statuses, [301, 200]);
+
+    let o = webdup(&["cluster", list.to_str().unwrap(), "-f", "table", "-q", "--delay", "0"]);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("redirects to pages already in this run (1)"), "{table}");
+}

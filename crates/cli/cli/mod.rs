@@ -68,10 +68,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(path) = index {
                 return index::cluster(&path, &inputs, &common, &output);
             }
-            let Loaded { corpus, fetches } = load_corpus(&inputs, &common, &config)?;
+            let Loaded { mut corpus, fetches } = load_corpus(&inputs, &common, &config)?;
+            // One page per final URL: an old URL that redirects to a page of
+            // the run is a redirect, not a duplicate of its target.
+            let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
             let clustering = engine::find_duplicates(&corpus, &config);
             let mut report = ClusterReport::new(&corpus, &clustering, &config);
             report.fetches = fetches;
+            report.redirected = redirected;
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }

@@ -24,11 +24,13 @@
 //! assert_eq!(loaded.corpus.docs[0].digest, loaded.corpus.docs[1].digest);
 //! ```
 
+use std::collections::HashMap;
 use std::io::BufRead;
 
 use crate::engine::{Config, Corpus, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
+pub use crate::report::Redirected;
 use crate::source::{self, Collected, Location, RawDocument, ReadLimits, Source};
 use crate::template::Templates;
 
@@ -196,4 +198,48 @@ impl Progress for Renamed<'_> {
     fn finish(&self) {
         self.inner.finish();
     }
+}
+
+/// One page per final URL: an input that redirected to the page another
+/// input also reached (the migration workflow: old URLs beside the new
+/// sitemap) leaves the corpus and is returned as a [`Redirected`], so it is
+/// never reported as a duplicate of its own target. The input kept for a
+/// page is the one that asked for it directly, else the first to reach it.
+/// Fetch records stay as they are. Call after [`Run::load_all`], before
+/// clustering.
+pub fn fold_redirects(corpus: &mut Corpus, fetches: &[FetchRecord]) -> Vec<Redirected> {
+    let by_order: HashMap<usize, &FetchRecord> = fetches.iter().map(|r| (r.order, r)).collect();
+    let redirected = |r: &FetchRecord| r.chain.len() > 1;
+    // The input kept for each final URL.
+    let mut kept: HashMap<&str, (bool, usize)> = HashMap::new();
+    for (i, d) in corpus.docs.iter().enumerate() {
+        let Some(r) = by_order.get(&d.order) else { continue };
+        let Some(url) = r.final_url.as_deref() else { continue };
+        let direct = !redirected(r);
+        match kept.get(url) {
+            Some(&(was_direct, _)) if was_direct || !direct => {}
+            _ => {
+                kept.insert(url, (direct, i));
+            }
+        }
+    }
+    let mut folded = Vec::new();
+    let mut keep = vec![true; corpus.docs.len()];
+    for (i, d) in corpus.docs.iter().enumerate() {
+        let Some(r) = by_order.get(&d.order) else { continue };
+        let Some(url) = r.final_url.as_deref() else { continue };
+        let &(_, k) = &kept[url];
+        if k != i && redirected(r) {
+            keep[i] = false;
+            folded.push(Redirected {
+                id: d.id.clone(),
+                final_url: url.to_string(),
+                chain: r.chain.clone(),
+                same_as: corpus.docs[k].id.clone(),
+            });
+        }
+    }
+    let mut flags = keep.into_iter();
+    corpus.docs.retain(|_| flags.next().unwrap_or(true));
+    folded
 }

@@ -15,6 +15,21 @@ use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
 
+/// An input whose fetch redirected to a page another input of the run
+/// already is: one page, reported once, under the input kept for it (see
+/// `run::fold_redirects`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redirected {
+    /// The input as given.
+    pub id: String,
+    /// Where it ended.
+    pub final_url: String,
+    /// Every response, the redirects first.
+    pub chain: Vec<crate::fetch::Hop>,
+    /// The input that stands for that page in the run.
+    pub same_as: String,
+}
+
 pub use csv_safe::{SafeCsvWriter, spreadsheet_safe};
 pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
 
@@ -94,6 +109,10 @@ pub struct ClusterReport {
     /// absent when every input was a local file.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fetches: Vec<FetchRecord>,
+    /// Inputs that redirected to a page another input already is: reported
+    /// here, once, and never as a duplicate of their target.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redirected: Vec<Redirected>,
 }
 
 /// Rounds to 6 decimals so reports stay readable and stable.
@@ -144,6 +163,7 @@ impl ClusterReport {
             clusters,
             errors: corpus.errors.iter().map(ErrorRow::from).collect(),
             fetches: Vec::new(),
+            redirected: Vec::new(),
         }
     }
 

@@ -33,6 +33,14 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
         }
         writeln!(out)?;
     }
+    if !r.redirected.is_empty() {
+        writeln!(out, "redirects to pages already in this run ({}), not counted again:", r.redirected.len())?;
+        for d in &r.redirected {
+            let status = d.chain.first().map_or(String::new(), |h| format!("{} ", h.status));
+            writeln!(out, "  {}  {}→ {}  (as {})", d.id, status, d.final_url, d.same_as)?;
+        }
+        writeln!(out)?;
+    }
     let s = &r.summary;
     writeln!(
         out,

@@ -183,4 +183,39 @@ fn a_redirect_and_its_target_are_one_page_not_a_duplicate_cluster() {
     let o = webdup(&["cluster", list.to_str().unwrap(), "-f", "table", "-q", "--delay", "0"]);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("redirects to pages already in this run (1)"), "{table}");
+
+    // The audit, fresh and from an index: a redirect row, no cluster.
+    let db = dir.path().join("i.db");
+    let o = webdup(&["index", "add", "--crawl", "c", "--index", db.to_str().unwrap(), list.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (name, args) in [
+        ("fresh", vec!["audit", list.to_str().unwrap(), "--delay", "0"]),
+        ("index", vec!["audit", "--index", db.to_str().unwrap()]),
+    ] {
+        let out = dir.path().join(format!("audit-{name}"));
+        let mut args = args.clone();
+        args.extend(["-q", "--out", out.to_str().unwrap()]);
+        let o = webdup(&args);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        let rows: Vec<(String, String, Option<u64>)> = report["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["url"].as_str().unwrap().to_string(),
+                    p["indexability"].as_str().unwrap().to_string(),
+                    p["status"].as_u64(),
+                )
+            })
+            .collect();
+        let redirects: Vec<&(String, String, Option<u64>)> = rows.iter().filter(|r| r.1 == "redirect").collect();
+        assert_eq!(redirects.len(), 1, "{name}: {rows:?}");
+        assert_eq!((redirects[0].0.as_str(), redirects[0].2), (urls[0].as_str(), Some(301)), "{name}");
+        assert_eq!(rows.len(), 4, "{name}: every input has a row: {rows:?}");
+        assert_eq!(report["summary"]["clusters"], 0, "{name}: {}", report["summary"]);
+        assert_eq!(report["summary"]["missing_titles"], 0, "{name}: {}", report["summary"]);
+    }
 }

@@ -201,3 +201,46 @@ mod tests {
         assert!(!observe(Some(&meta(None, false)), None).noindex);
     }
 }
+
+/// One page per final URL. `pages[i]` is page `i`'s final URL (`None`:
+/// unknown, never folded) and whether it got there through redirects.
+/// Returns, per page, the page it is folded into: a page that redirected to
+/// a URL another page also reached is that page. The page kept for a URL is
+/// the one that asked for it directly, else the first to reach it.
+pub fn fold_redirects(pages: &[(Option<&str>, bool)]) -> Vec<Option<usize>> {
+    let mut kept: std::collections::HashMap<&str, (bool, usize)> = std::collections::HashMap::new();
+    for (i, &(url, redirected)) in pages.iter().enumerate() {
+        let Some(url) = url else { continue };
+        let direct = !redirected;
+        match kept.get(url) {
+            Some(&(was_direct, _)) if was_direct || !direct => {}
+            _ => {
+                kept.insert(url, (direct, i));
+            }
+        }
+    }
+    pages
+        .iter()
+        .enumerate()
+        .map(|(i, &(url, redirected))| {
+            let k = kept[url?].1;
+            (redirected && k != i).then_some(k)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold_redirects;
+
+    #[test]
+    fn a_redirect_folds_into_the_page_asked_for_directly_whatever_the_order() {
+        let pages = [(Some("https://a.test/new"), true), (Some("https://a.test/new"), false), (None, true)];
+        assert_eq!(fold_redirects(&pages), [Some(1), None, None]);
+        // Two old URLs to a page nobody asked for: the first stands for it.
+        let pages = [(Some("https://a.test/new"), true), (Some("https://a.test/new"), true)];
+        assert_eq!(fold_redirects(&pages), [None, Some(0)]);
+        // A redirect alone is its page.
+        assert_eq!(fold_redirects(&[(Some("https://a.test/new"), true)]), [None]);
+    }
+}

@@ -209,37 +209,25 @@ impl Progress for Renamed<'_> {
 /// clustering.
 pub fn fold_redirects(corpus: &mut Corpus, fetches: &[FetchRecord]) -> Vec<Redirected> {
     let by_order: HashMap<usize, &FetchRecord> = fetches.iter().map(|r| (r.order, r)).collect();
-    let redirected = |r: &FetchRecord| r.chain.len() > 1;
-    // The input kept for each final URL.
-    let mut kept: HashMap<&str, (bool, usize)> = HashMap::new();
-    for (i, d) in corpus.docs.iter().enumerate() {
-        let Some(r) = by_order.get(&d.order) else { continue };
-        let Some(url) = r.final_url.as_deref() else { continue };
-        let direct = !redirected(r);
-        match kept.get(url) {
-            Some(&(was_direct, _)) if was_direct || !direct => {}
-            _ => {
-                kept.insert(url, (direct, i));
-            }
-        }
-    }
+    let record = |d: &crate::engine::Fingerprint| by_order.get(&d.order).copied();
+    let pages: Vec<(Option<&str>, bool)> = corpus
+        .docs
+        .iter()
+        .map(|d| record(d).map_or((None, false), |r| (r.final_url.as_deref(), r.chain.len() > 1)))
+        .collect();
+    let into = webdup_core::page::fold_redirects(&pages);
     let mut folded = Vec::new();
-    let mut keep = vec![true; corpus.docs.len()];
-    for (i, d) in corpus.docs.iter().enumerate() {
-        let Some(r) = by_order.get(&d.order) else { continue };
-        let Some(url) = r.final_url.as_deref() else { continue };
-        let &(_, k) = &kept[url];
-        if k != i && redirected(r) {
-            keep[i] = false;
+    for (d, k) in corpus.docs.iter().zip(&into) {
+        if let (Some(k), Some(r)) = (k, record(d)) {
             folded.push(Redirected {
                 id: d.id.clone(),
-                final_url: url.to_string(),
+                final_url: r.final_url.clone().unwrap_or_default(),
                 chain: r.chain.clone(),
-                same_as: corpus.docs[k].id.clone(),
+                same_as: corpus.docs[*k].id.clone(),
             });
         }
     }
-    let mut flags = keep.into_iter();
-    corpus.docs.retain(|_| flags.next().unwrap_or(true));
+    let mut keep = into.iter().map(Option::is_none);
+    corpus.docs.retain(|_| keep.next().unwrap_or(true));
     folded
 }

@@ -44,7 +44,7 @@ pub mod html;
 pub mod stored;
 pub mod texts;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -132,7 +132,8 @@ pub struct PageRow {
     /// Final HTTP status; absent for local files and unreachable URLs.
     pub status: Option<u16>,
     /// `indexable`, `noindex`, `canonicalised` (canonical names another
-    /// URL), `non_200` or `error`.
+    /// URL), `non_200`, `error`, or `redirect` (an input that redirected to
+    /// a page listed under another input).
     pub indexability: &'static str,
     pub title: Option<String>,
     pub description: Option<String>,
@@ -341,7 +342,8 @@ impl Audit {
         }
         let analysed = corpus.docs.len();
         let pages_in_clusters: usize = clusters.iter().map(|c| c.size).sum();
-        let ok = || pages.iter().filter(|p| p.error.is_none());
+        // Pages that answered with content of their own (not redirects).
+        let ok = || pages.iter().filter(|p| p.error.is_none() && p.indexability != "redirect");
         let summary = AuditSummary {
             pages: pages.len(),
             analysed,
@@ -453,6 +455,13 @@ fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16
     }
 }
 
+/// The row of an input that redirected to a page the run has under another
+/// input: its own URL and the redirect's status, not analysed, never a
+/// duplicate of its target.
+fn redirect_row(page: usize, url: String, status: Option<u16>) -> PageRow {
+    PageRow { indexability: "redirect", ..blank_row(page, url, None, status) }
+}
+
 /// Marks the row as failed and returns its entry for `errors`.
 fn error_row(row: &mut PageRow, e: &crate::error::DocError) -> ErrorRow {
     row.error = Some(format!("{}: {}", e.kind, e.message));
@@ -487,9 +496,20 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
     enum Src<'a> {
         Doc(usize),
         Err(&'a crate::error::DocError),
+        Redirect(&'a FetchRecord),
     }
     let mut order: Vec<(usize, Src)> = corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
     order.extend(corpus.errors.iter().map(|e| (e.order, Src::Err(e))));
+    // Inputs folded into a page of the run (`run::fold_redirects`): their
+    // fetch is recorded, their page is another input's.
+    let present: HashSet<&str> =
+        corpus.docs.iter().map(|d| d.id.as_str()).chain(corpus.errors.iter().map(|e| e.id.as_str())).collect();
+    order.extend(
+        fetches
+            .iter()
+            .filter(|r| r.chain.len() > 1 && !present.contains(r.id.as_str()))
+            .map(|r| (r.order, Src::Redirect(r))),
+    );
     order.sort_by_key(|(o, _)| *o);
 
     let mut page_of_doc = vec![0usize; corpus.docs.len()];
@@ -499,6 +519,14 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
         let (id, record) = match src {
             Src::Doc(i) => (corpus.docs[*i].id.as_str(), by_id.get(corpus.docs[*i].id.as_str()).copied()),
             Src::Err(e) => (e.id.as_str(), by_id.get(e.id.as_str()).copied()),
+            Src::Redirect(r) => {
+                pages.push(redirect_row(
+                    n,
+                    r.url.clone().unwrap_or_else(|| r.id.clone()),
+                    r.chain.first().map(|h| h.status),
+                ));
+                continue;
+            }
         };
         let url = record.and_then(|r| r.final_url.clone().or_else(|| r.url.clone())).unwrap_or_else(|| id.to_string());
         let status = record.and_then(|r| r.status);
@@ -506,7 +534,7 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
         let mut row = blank_row(n, url, input, status);
         let meta = match src {
             Src::Doc(i) => corpus.docs[*i].meta.as_deref(),
-            Src::Err(_) => None,
+            Src::Err(_) | Src::Redirect(_) => None,
         };
         // The one merge rule of markup and headers.
         let o = observe(meta, record.map(Exchange::from).as_ref());
@@ -529,6 +557,7 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
                 }
             }
             Src::Err(e) => errors.push(error_row(&mut row, e)),
+            Src::Redirect(_) => {}
         }
         row.indexability = indexability(&row);
         pages.push(row);

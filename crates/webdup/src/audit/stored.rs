@@ -38,7 +38,7 @@
 //! assert!(texts.missing.is_empty());
 //! ```
 
-use super::{Audit, AuditConfig, AuditSource, Rows, blank_row, canonical, error_row, indexability};
+use super::{Audit, AuditConfig, AuditSource, Rows, blank_row, canonical, error_row, indexability, redirect_row};
 use crate::engine::{Clustering, Config, Corpus};
 use crate::error::{DocError, DocErrorKind};
 use crate::store::{self, Index, StoredPage};
@@ -62,10 +62,17 @@ impl StoredCrawl {
     /// [`store::Error::Empty`], both naming the file.
     pub fn load(index: &Index, name: Option<&str>) -> store::Result<StoredCrawl> {
         let crawl = index.choose_crawl(name)?;
+        let stored = index.crawl_fingerprints(&crawl)?;
+        // One page per final URL, as in a run: a page stored under an old
+        // URL that redirected to another stored page is a redirect.
+        let ends: Vec<(Option<&str>, bool)> =
+            stored.iter().map(|(p, f)| (f.as_ref().map(|_| p.effective_url()), !p.redirects.is_empty())).collect();
+        let folded: Vec<bool> = webdup_core::page::fold_redirects(&ends).iter().map(Option::is_some).collect();
         let mut pages = Vec::new();
         let mut corpus = Corpus::default();
-        for (n, (page, fingerprint)) in index.crawl_fingerprints(&crawl)?.into_iter().enumerate() {
+        for (n, ((page, fingerprint), folded)) in stored.into_iter().zip(folded).enumerate() {
             match fingerprint {
+                Some(_) if folded => {}
                 Some(f) => corpus.docs.push(f),
                 None => corpus.errors.push(doc_error(&page, n)),
             }
@@ -126,6 +133,10 @@ impl Audit {
                 row.thin = d.word_count < audit.thin_words;
             } else if let Some(e) = failures.next_if(|e| e.order == n) {
                 errors.push(error_row(&mut row, e));
+            } else {
+                // Folded into another stored page (see `StoredCrawl::load`).
+                pages.push(redirect_row(n, p.url.clone(), p.redirects.first().map(|h| h.status)));
+                continue;
             }
             row.indexability = indexability(&row);
             pages.push(row);

@@ -43,6 +43,13 @@ pub struct Fingerprint {
     /// Word hashes and counts, kept until corpus-wide SimHash weighting is
     /// done (TF-IDF only); empty afterwards.
     pub terms: Vec<(u64, u32)>,
+    /// Shingles of all the page's text outside its navigation, footer and
+    /// other chrome, when the extractor read more than it kept (`blocks`):
+    /// template learning compares these across a site's pages, since an
+    /// extractor may keep a block (readers' replies, a review widget) on a
+    /// thin page and leave it out beside a long article. Empty once the
+    /// corpus-wide stages are done; never serialized.
+    pub context: Vec<u64>,
 }
 
 impl Fingerprint {
@@ -72,6 +79,7 @@ impl Fingerprint {
             meta: None,
             text: None,
             terms: Vec::new(),
+            context: Vec::new(),
         }
     }
 
@@ -80,7 +88,34 @@ impl Fingerprint {
     /// shingles, so both sketches describe the same text. True when any
     /// were dropped (see [`template::apply`]).
     pub fn drop_template(&mut self, template: &[u64]) -> bool {
-        let Some(kept) = template::apply(&self.shingles, template) else { return false };
+        let context = std::mem::take(&mut self.context);
+        if template.is_empty() {
+            return false;
+        }
+        let mut kept: Vec<u64> = self.shingles.iter().copied().filter(|s| template.binary_search(s).is_err()).collect();
+        if kept.len() == self.shingles.len() {
+            return false;
+        }
+        // The extractor kept little but the site's template (a thin page
+        // whose words sit in a block it judged furniture, as forums put
+        // posts in `#comments`): the page's own text is then what all of it
+        // has beyond the template, and the digest, taken from template
+        // text, says nothing of the page either.
+        if kept.len() <= template::CORE_ONLY_SHINGLES {
+            let mut own: Vec<u64> = context.into_iter().filter(|s| template.binary_search(s).is_err()).collect();
+            if own.len() > kept.len() {
+                own.extend_from_slice(&kept);
+                own.sort_unstable();
+                own.dedup();
+                self.digest = crate::shingle::set_digest(&own);
+                kept = own;
+            }
+        }
+        // A page that is all template, with nothing else to show, is a copy
+        // of the template, not an empty document.
+        if kept.is_empty() {
+            return false;
+        }
         self.simhash = simhash::simhash_counted(&kept);
         if !self.terms.is_empty() {
             self.terms = kept.iter().map(|&h| (h, 1)).collect();
@@ -163,6 +198,7 @@ impl TryFrom<Wire> for Fingerprint {
             meta: w.meta,
             text: w.text,
             terms: w.terms,
+            context: Vec::new(),
         })
     }
 }
@@ -172,6 +208,7 @@ mod tests {
     use super::*;
     use crate::shingle::{ShingleConfig, Shingler};
     use crate::sketch::MinHasher;
+    use crate::verify::Overlap;
 
     fn fingerprint() -> Fingerprint {
         let text = "the harbour office posts the winter ferry timetable on the board every monday morning";
@@ -187,6 +224,59 @@ mod tests {
             ..PageMeta::default()
         }));
         f
+    }
+
+    /// A page whose extractor kept only its site's notice, while its own
+    /// post sat in a block it left out.
+    fn page_of(kept: &str, rest: &str) -> Fingerprint {
+        let shingler = Shingler::new(ShingleConfig::default());
+        let sh = shingler.shingle(kept);
+        let mut f =
+            Fingerprint::from_parts("p".into(), 0, sh.word_count, sh.hashes, sh.digest, Signature::default(), 0);
+        let mut context = shingler.shingle(&format!("{kept}\n{rest}")).hashes;
+        context.extend_from_slice(&f.shingles);
+        context.sort_unstable();
+        context.dedup();
+        f.context = context;
+        f
+    }
+
+    const NOTICE: &str = "install the forum app on your phone for push notifications badges and replies";
+
+    #[test]
+    fn a_page_that_kept_only_template_is_known_by_the_rest_of_its_text() {
+        let template = Shingler::new(ShingleConfig::default()).shingle(NOTICE).hashes;
+        let mut a = page_of(NOTICE, "the ferry leaves at nine from the north pier every day");
+        let mut b = page_of(NOTICE, "our allotment has a waiting list of two years for new members");
+        assert_eq!(a.digest, b.digest, "the extracted texts are the same notice");
+        assert!(a.drop_template(&template) && b.drop_template(&template));
+        assert_ne!(a.digest, b.digest);
+        assert!(!a.shingles.is_empty() && a.shingles.iter().all(|s| template.binary_search(s).is_err()));
+        assert_eq!(Overlap::of(&a.shingles, &b.shingles).jaccard(), 0.0);
+        assert!(a.context.is_empty(), "the context is spent");
+        // Two copies of one thin page are still one text.
+        let mut c = page_of(NOTICE, "the ferry leaves at nine from the north pier every day");
+        c.drop_template(&template);
+        assert_eq!((c.digest, &c.shingles), (a.digest, &a.shingles));
+    }
+
+    #[test]
+    fn a_page_that_kept_text_of_its_own_or_has_nothing_else_is_left_as_it_was() {
+        let template = Shingler::new(ShingleConfig::default()).shingle(NOTICE).hashes;
+        let own = "the ferry leaves at nine from the north pier every day and returns at six";
+        let rest = "readers comment below on the new timetable for winter";
+        let mut a = page_of(&format!("{NOTICE}\n{own}"), rest);
+        let digest = a.digest;
+        assert!(a.drop_template(&template));
+        assert_eq!(a.digest, digest, "its own words were extracted: nothing is taken from the rest");
+        let rest = Shingler::new(ShingleConfig::default()).shingle(rest).hashes;
+        assert!(a.shingles.len() > template::CORE_ONLY_SHINGLES);
+        assert!(a.shingles.iter().all(|s| rest.binary_search(s).is_err()));
+        // All template and nothing else: a copy of the template, not an empty page.
+        let mut b = page_of(NOTICE, "");
+        let before = b.shingles.clone();
+        assert!(!b.drop_template(&template));
+        assert_eq!(b.shingles, before);
     }
 
     #[test]

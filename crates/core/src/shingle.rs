@@ -325,6 +325,17 @@ pub fn term_counts(mut word_hashes: Vec<u64>) -> Vec<(u64, u32)> {
     out
 }
 
+/// The digest of a set of shingles rather than a text: for a page whose
+/// text is known only as shingles (see [`crate::fingerprint::Fingerprint::drop_template`]).
+/// Equal sets, equal digests.
+pub fn set_digest(hashes: &[u64]) -> [u8; 16] {
+    let mut md5 = Md5::new();
+    for h in hashes {
+        md5.update(h.to_le_bytes());
+    }
+    md5.finalize().into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -236,6 +236,8 @@ pub struct Fingerprinter {
     shingler: Shingler,
     minhasher: MinHasher,
     keep_pages: bool,
+    /// Template learning follows: keep each page's [`Fingerprint::context`].
+    learns_templates: bool,
 }
 
 impl Fingerprinter {
@@ -246,6 +248,7 @@ impl Fingerprinter {
             shingler: Shingler::new(config.shingle.clone()),
             minhasher: MinHasher::new(config.permutations, config.seed),
             keep_pages: config.keep_pages,
+            learns_templates: config.template.is_some(),
         }
     }
 
@@ -259,8 +262,8 @@ impl Fingerprinter {
     /// Extracts and shingles one document, leaving its sketches empty until
     /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
     pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
-        let (text, title, extractor, meta) = match raw.format {
-            Format::Text => (raw.body, None, "none", None),
+        let (text, title, extractor, meta, context) = match raw.format {
+            Format::Text => (raw.body, None, "none", None, None),
             Format::Html => {
                 let e = extract::extract(&raw.body, &self.extract)
                     .map_err(|e| DocError::new(&raw.id, raw.order, e.doc_kind(), e.to_string()))?;
@@ -274,10 +277,22 @@ impl Fingerprinter {
                     }
                     Box::new(meta)
                 });
-                (e.text, e.title, e.extractor, meta)
+                (e.text, e.title, e.extractor, meta, e.context)
             }
         };
         let mut f = self.shingle_text(raw.id, raw.order, &text, title, extractor)?;
+        if self.learns_templates
+            && let Some(context) = context
+        {
+            // Kept as all the page shows, its main text included, so that
+            // template learning can borrow it as it is.
+            let mut all = self.shingler.shingle(&context).hashes;
+            all.extend_from_slice(&f.shingles);
+            all.sort_unstable();
+            all.dedup();
+            all.shrink_to_fit();
+            f.context = all;
+        }
         if self.keep_pages {
             f.meta = meta;
             f.text = Some(text);
@@ -340,6 +355,7 @@ impl Fingerprinter {
             meta: None,
             text: None,
             terms,
+            context: Vec::new(),
         })
     }
 
@@ -350,6 +366,7 @@ impl Fingerprinter {
         if let Some(t) = template {
             f.drop_template(t);
         }
+        f.context = Vec::new();
         self.sketch(f);
     }
 
@@ -464,13 +481,21 @@ impl Corpus {
     /// Drops each site's template shingles (see [`crate::template`]).
     fn suppress_templates(&mut self, config: &TemplateConfig, known: &Templates) -> Templates {
         let sites: Vec<Option<String>> = self.docs.iter().map(|d| template::site_of(&d.id, config.scope)).collect();
-        let sets: Vec<(Option<&str>, &[u64])> =
-            self.docs.iter().zip(&sites).map(|(d, s)| (s.as_deref(), d.shingles.as_slice())).collect();
+        // What each page shows of its site: its shingles and, where the
+        // extractor read more than it kept, the rest of its text.
+        let sets: Vec<(Option<&str>, &[u64])> = self
+            .docs
+            .iter()
+            .zip(&sites)
+            .map(|(d, s)| (s.as_deref(), if d.context.is_empty() { &d.shingles } else { &d.context }.as_slice()))
+            .collect();
         let learned = Templates::learn(&sets, config);
+        drop(sets);
         self.docs.par_iter_mut().zip(&sites).for_each(|(d, site)| {
             if let Some(t) = site.as_deref().and_then(|s| learned.get(s).or_else(|| known.get(s))) {
                 d.drop_template(t);
             }
+            d.context = Vec::new();
         });
         learned
     }

@@ -102,7 +102,15 @@ pub(super) fn blocks(html: &str) -> Option<Extracted> {
     let (mut blocks, title) = segment(&doc);
     classify(&mut blocks);
     let text = choose(&blocks)?;
-    Some(Extracted { text, title, extractor: "blocks" })
+    // Everything but chrome and link lists, for learning the site's
+    // template: what this page left out another page of the site may keep.
+    let context = blocks
+        .iter()
+        .filter(|b| !matches!(b.class, Class::Chrome | Class::Linky))
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(Extracted { text, title, extractor: "blocks", context: Some(context) })
 }
 
 /// What the segmentation needs to know about the page before it starts:
@@ -601,6 +609,21 @@ mod tests {
              <footer><p>Copyright 2025 Example Blog, all rights reserved, imprint and privacy policy.</p></footer></body></html>"
         );
         assert_eq!(text(&html), format!("Reading room\n{NOTE}"));
+    }
+
+    #[test]
+    fn the_context_holds_the_text_left_out_but_not_chrome_or_link_lists() {
+        let ticker: String =
+            (1..=6).map(|i| format!("<li><a href=/p{i}>Latest article number {i} about phones</a></li>")).collect();
+        let html = format!(
+            "<html><body><nav><a href=/>Home</a> <a href=/about>About this forum</a></nav>\
+             <div class=notice><p>{NOTE}</p></div><ul>{ticker}</ul>\
+             <div id=comments><p>A short reply of mine, seven words.</p></div>\
+             <footer><p>Copyright 2025 Example Forum, all rights reserved, imprint and privacy.</p></footer></body></html>"
+        );
+        let e = blocks(&html).unwrap();
+        assert_eq!(e.text, NOTE);
+        assert_eq!(e.context.as_deref(), Some(format!("{NOTE}\nA short reply of mine, seven words.").as_str()));
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub(super) fn trafilatura(
         return None;
     }
     let title = Some(result.metadata.title).filter(|t| !t.is_empty());
-    Some(Extracted { text: result.content_text, title, extractor: "trafilatura" })
+    Some(Extracted { text: result.content_text, title, extractor: "trafilatura", context: None })
 }
 
 /// Mozilla's Readability, as ported by `dom_smoothie`.
@@ -54,7 +54,7 @@ pub(super) fn readability(html: &str, url: Option<&url::Url>) -> Option<Extracte
         return None;
     }
     let title = Some(article.title).filter(|t| !t.trim().is_empty());
-    Some(Extracted { text, title, extractor: "readability" })
+    Some(Extracted { text, title, extractor: "readability", context: None })
 }
 
 /// Readability's article; `keep_classes` keeps the `class` attributes in
@@ -79,12 +79,12 @@ pub(super) fn fast(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
     let title = article.as_ref().map(|a| a.title.clone()).filter(|t| !t.trim().is_empty());
     let text = article.map(|a| super::clean::clean_article_text(&a.content)).unwrap_or_default();
     if text.len() >= SHORT_ARTICLE {
-        return Some(Extracted { text, title, extractor: "fast" });
+        return Some(Extracted { text, title, extractor: "fast", context: None });
     }
     let outside = chromeless(html);
     match outside {
         Some(o) if !has_words(&text) || share_of_trigrams_in(&text, &o.text) < MIN_SHARE_OUTSIDE_CHROME => Some(o),
-        _ => has_words(&text).then_some(Extracted { text, title, extractor: "fast" }),
+        _ => has_words(&text).then_some(Extracted { text, title, extractor: "fast", context: None }),
     }
 }
 
@@ -100,7 +100,7 @@ pub(super) fn rs_trafilatura(html: &str, url: Option<&url::Url>) -> Option<Extra
         return None;
     }
     let title = result.metadata.title.filter(|t| !t.trim().is_empty());
-    Some(Extracted { text: result.content_text, title, extractor: "rs-trafilatura" })
+    Some(Extracted { text: result.content_text, title, extractor: "rs-trafilatura", context: None })
 }
 
 /// Runs one third-party extractor; a panic inside it counts as finding
@@ -163,7 +163,7 @@ const AGREEMENT: f64 = 0.97;
 /// Visible text without the page chrome.
 pub(super) fn chromeless(html: &str) -> Option<Extracted> {
     let (text, title) = visible_text_with(html, true);
-    has_words(&text).then_some(Extracted { text, title, extractor: "none" })
+    has_words(&text).then_some(Extracted { text, title, extractor: "none", context: None })
 }
 
 /// The default extractor: trafilatura, falling back to readability and then
@@ -174,7 +174,7 @@ pub(super) fn chromeless(html: &str) -> Option<Extracted> {
 /// check, and the visible text without those is the last resort.
 pub(super) fn trafilatura_checked(html: &str, url: Option<&url::Url>) -> Option<Extracted> {
     let text = visible_text_without_nav_footer_aside(html);
-    let outside = has_words(&text).then_some(Extracted { text, title: None, extractor: "visible" });
+    let outside = has_words(&text).then_some(Extracted { text, title: None, extractor: "visible", context: None });
     let content = |e: &Extracted| {
         outside.as_ref().is_none_or(|n| share_of_words_in(&e.text, &n.text) >= MIN_SHARE_OUTSIDE_CHROME)
     };
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn a_panicking_extractor_counts_as_finding_nothing() {
         assert_eq!(guarded(|| panic!("a bug in a third-party extractor")), None);
-        let found = Extracted { text: "x".into(), title: None, extractor: "none" };
+        let found = Extracted { text: "x".into(), title: None, extractor: "none", context: None };
         assert_eq!(guarded(|| Some(found.clone())), Some(found));
     }
 

@@ -148,6 +148,9 @@ pub struct Extracted {
     pub title: Option<String>,
     /// The extractor whose output was used (after any fallback).
     pub extractor: &'static str,
+    /// All the page's text outside its chrome, when the extractor read more
+    /// than it kept (`blocks`); for learning a site's template.
+    pub context: Option<String>,
 }
 
 /// Why a page could not be extracted, or a setting is invalid.
@@ -217,7 +220,7 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
         return Ok(e);
     }
     let (text, title) = visible_text(html);
-    Ok(Extracted { text, title, extractor: "visible" })
+    Ok(Extracted { text, title, extractor: "visible", context: None })
 }
 
 /// Runs every extractor once on a small built-in page, so that their

@@ -30,6 +30,7 @@ pub mod progress;
 pub mod shingle;
 pub mod sketch;
 pub mod template;
+pub mod units;
 pub mod verify;
 
 pub use doc::is_url;

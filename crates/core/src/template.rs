@@ -39,9 +39,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rayon::prelude::*;
-
 use crate::shingle::{ShingleMap, ShingleSet};
+use crate::units::{InTurn, Units};
 use crate::verify::Overlap;
 
 use serde::{Deserialize, Serialize};
@@ -141,25 +140,22 @@ impl Templates {
     /// [`TemplateConfig::min_pages`] pages. `docs[i]` is the site of
     /// document `i` (`None`: never suppressed) and its sorted distinct shingles.
     pub fn learn(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Templates {
+        Templates::learn_on(&InTurn, docs, config)
+    }
+
+    /// [`Templates::learn`] with the sites run by `units`, one unit per
+    /// site: sites are independent (a reduce per site).
+    pub fn learn_on(units: &impl Units, docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Templates {
         let mut sites: HashMap<&str, Vec<&[u64]>> = HashMap::new();
         for (site, set) in docs {
             if let Some(s) = site {
                 sites.entry(s).or_default().push(set);
             }
         }
-        // Sites are independent: learn them in parallel.
-        let sites = sites
-            .into_iter()
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .filter(|(_, sets)| sets.len() >= config.min_pages)
-            .map(|(site, sets)| {
-                let mut template: Vec<u64> = site_template(&sets, config).into_iter().collect();
-                template.sort_unstable();
-                (site.to_string(), template)
-            })
-            .collect();
-        Templates { sites }
+        let sites: Vec<(&str, Vec<&[u64]>)> =
+            sites.into_iter().filter(|(_, sets)| sets.len() >= config.min_pages).collect();
+        let templates = units.map(sites.len(), |i| learn_site(&sites[i].1, config));
+        Templates { sites: sites.iter().map(|(site, _)| site.to_string()).zip(templates).collect() }
     }
 
     /// The template learned for `site`, if it was learned.
@@ -206,6 +202,14 @@ pub fn apply(set: &[u64], template: &[u64]) -> Option<Vec<u64>> {
 pub fn suppress(docs: &[(Option<&str>, &[u64])], config: &TemplateConfig) -> Vec<Option<Vec<u64>>> {
     let templates = Templates::learn(docs, config);
     docs.iter().map(|(site, set)| site.and_then(|s| templates.get(s)).and_then(|t| apply(set, t))).collect()
+}
+
+/// The template of one site from its pages' sorted distinct shingles
+/// (sorted; empty when the site shows none).
+pub fn learn_site(sets: &[&[u64]], config: &TemplateConfig) -> Vec<u64> {
+    let mut template: Vec<u64> = site_template(sets, config).into_iter().collect();
+    template.sort_unstable();
+    template
 }
 
 /// The template shingles of one site's pages.

@@ -3,8 +3,9 @@
 //! Sketches only nominate pairs; a similarity that webdup reports is always
 //! computed here from the full sets, never estimated.
 
-use rayon::prelude::*;
 use serde::Serialize;
+
+use crate::units::{InTurn, Units};
 
 /// Exact overlap of two shingle sets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -126,19 +127,40 @@ pub fn confirm(candidates: &[(u32, u32)], sets: &[&[u64]], threshold: f64) -> Ve
 
 /// Keeps the candidate pairs whose exact `measure` is at least `threshold`.
 pub fn confirm_by(measure: Measure, candidates: &[(u32, u32)], sets: &[&[u64]], threshold: f64) -> Vec<Edge> {
-    candidates
-        .par_iter()
-        .filter_map(|&(a, b)| {
-            let (sa, sb) = (sets[a as usize], sets[b as usize]);
-            // Jaccard can be no more than the ratio of the sizes.
-            let (lo, hi) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
-            if measure == Measure::Jaccard && hi > 0 && (lo as f64) < threshold * hi as f64 - 1e-9 {
-                return None;
-            }
-            let overlap = Overlap::of(sa, sb);
-            (measure.of(&overlap) >= threshold).then_some(Edge { a, b, overlap })
-        })
-        .collect()
+    confirm_by_on(&InTurn, measure, candidates, sets, threshold)
+}
+
+/// Candidate pairs per unit of [`confirm_by_on`]: enough work to be worth a
+/// task, few enough that the units spread over the threads.
+pub const PAIRS_PER_UNIT: usize = 4096;
+
+/// [`confirm_by`] with the pairs run by `units`, [`PAIRS_PER_UNIT`] per unit.
+pub fn confirm_by_on(
+    units: &impl Units,
+    measure: Measure,
+    candidates: &[(u32, u32)],
+    sets: &[&[u64]],
+    threshold: f64,
+) -> Vec<Edge> {
+    let chunks = candidates.len().div_ceil(PAIRS_PER_UNIT);
+    let per_chunk = units.map(chunks, |c| {
+        let chunk = &candidates[c * PAIRS_PER_UNIT..((c + 1) * PAIRS_PER_UNIT).min(candidates.len())];
+        chunk.iter().filter_map(|&(a, b)| confirm_pair(measure, a, b, sets, threshold)).collect::<Vec<_>>()
+    });
+    per_chunk.concat()
+}
+
+/// The edge between documents `a` and `b` when their exact `measure`
+/// reaches `threshold`.
+pub fn confirm_pair(measure: Measure, a: u32, b: u32, sets: &[&[u64]], threshold: f64) -> Option<Edge> {
+    let (sa, sb) = (sets[a as usize], sets[b as usize]);
+    // Jaccard can be no more than the ratio of the sizes.
+    let (lo, hi) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
+    if measure == Measure::Jaccard && hi > 0 && (lo as f64) < threshold * hi as f64 - 1e-9 {
+        return None;
+    }
+    let overlap = Overlap::of(sa, sb);
+    (measure.of(&overlap) >= threshold).then_some(Edge { a, b, overlap })
 }
 
 #[cfg(test)]

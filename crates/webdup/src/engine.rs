@@ -19,6 +19,7 @@ use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
 use crate::source::{Format, RawDocument};
 use crate::template::{self, TemplateConfig, Templates};
+use crate::threads::Threads;
 pub use crate::verify::Measure;
 use crate::verify::{self, Edge, Overlap};
 
@@ -489,7 +490,7 @@ impl Corpus {
             .zip(&sites)
             .map(|(d, s)| (s.as_deref(), if d.context.is_empty() { &d.shingles } else { &d.context }.as_slice()))
             .collect();
-        let learned = Templates::learn(&sets, config);
+        let learned = Templates::learn_on(&Threads, &sets, config);
         drop(sets);
         self.docs.par_iter_mut().zip(&sites).for_each(|(d, site)| {
             if let Some(t) = site.as_deref().and_then(|s| learned.get(s).or_else(|| known.get(s))) {
@@ -604,12 +605,12 @@ pub fn candidate_pairs(docs: &[&Fingerprint], config: &Config, threshold: f64) -
         match config.measure {
             Measure::Jaccard => {
                 let params = LshParams::optimal(threshold, config.permutations);
-                pairs.extend(lsh::candidate_pairs(&sigs, params));
+                pairs.extend(lsh::candidate_pairs_on(&Threads, &sigs, params));
                 stats.lsh = Some(params);
             }
             Measure::Containment => {
                 let sizes: Vec<usize> = docs.iter().map(|d| d.shingles.len()).collect();
-                let (found, plan) = lsh::containment_pairs(&sigs, &sizes, threshold, config.permutations);
+                let (found, plan) = lsh::containment_pairs_on(&Threads, &sigs, &sizes, threshold, config.permutations);
                 pairs.extend(found);
                 stats.containment = Some(plan);
             }
@@ -618,7 +619,7 @@ pub fn candidate_pairs(docs: &[&Fingerprint], config: &Config, threshold: f64) -
     if matches!(config.method, Method::SimHash | Method::Both) {
         let tables = HammingTables::plan(docs.len(), config.max_hamming);
         let fps: Vec<u64> = docs.iter().map(|d| d.simhash).collect();
-        pairs.extend(tables.pairs_within(&fps));
+        pairs.extend(tables.pairs_within_on(&Threads, &fps));
         stats.hamming_blocks = Some(tables.blocks.len());
     }
     let pairs = crate::index::normalize_pairs(pairs);
@@ -652,7 +653,7 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
     let lowest = config.lowest_threshold();
     let (candidates, mut stats) = candidate_pairs(&unique_docs, config, lowest);
     let sets: Vec<&[u64]> = unique_docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let mut near = verify::confirm_by(config.measure, &candidates, &sets, lowest);
+    let mut near = verify::confirm_by_on(&Threads, config.measure, &candidates, &sets, lowest);
     if let Some(cross) = config.cross_site_threshold {
         // Each pair against its own rule: across sites, or within one.
         let scope = config.template.as_ref().map_or_else(Default::default, |t| t.scope);
@@ -714,7 +715,7 @@ pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Ve
     let docs: Vec<&Fingerprint> = corpus.docs.iter().collect();
     let (candidates, _) = candidate_pairs(&docs, config, floor);
     let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let edges = verify::confirm_by(config.measure, &candidates, &sets, floor);
+    let edges = verify::confirm_by_on(&Threads, config.measure, &candidates, &sets, floor);
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
     for e in edges {
         let o = e.overlap;

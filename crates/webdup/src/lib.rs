@@ -25,7 +25,7 @@
 
 // The engine floor lives in webdup-core; its modules keep their paths here.
 pub use webdup_core::candidates as index;
-pub use webdup_core::{cluster, shingle, sketch, template, verify};
+pub use webdup_core::{cluster, shingle, sketch, template, units, verify};
 // So do webdup-web's.
 pub use webdup_web::{decode, error, extract, fetch, source};
 
@@ -62,6 +62,7 @@ pub mod store {
     pub mod serve;
 }
 pub mod synth;
+pub mod threads;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};
 pub use error::{DocError, DocErrorKind, Error, Result};

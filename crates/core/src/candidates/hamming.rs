@@ -10,7 +10,7 @@
 //! for the corpus size. A pair is reported only by the first table in which
 //! it meets, so no pair is found twice.
 
-use rayon::prelude::*;
+use crate::units::{InTurn, Units};
 use serde::Serialize;
 
 /// A plan: how the 64 bits are cut and which block sets key the tables.
@@ -96,29 +96,30 @@ impl HammingTables {
     /// All pairs `(i, j)`, `i < j`, with `hamming(fps[i], fps[j]) <= max_distance`,
     /// sorted.
     pub fn pairs_within(&self, fps: &[u64]) -> Vec<(u32, u32)> {
-        let per_table: Vec<Vec<(u32, u32)>> = self
-            .tables
-            .par_iter()
-            .enumerate()
-            .map(|(t, &table)| {
-                let mut keyed: Vec<(u64, u32)> =
-                    fps.iter().enumerate().map(|(i, &fp)| (self.key(table, fp), i as u32)).collect();
-                keyed.sort_unstable();
-                let mut pairs = Vec::new();
-                for run in keyed.chunk_by(|a, b| a.0 == b.0) {
-                    for (x, &(_, i)) in run.iter().enumerate() {
-                        let fi = fps[i as usize];
-                        for &(_, j) in &run[x + 1..] {
-                            let fj = fps[j as usize];
-                            if (fi ^ fj).count_ones() <= self.max_distance && self.first_table(fi, fj) == t {
-                                pairs.push((i.min(j), i.max(j)));
-                            }
+        self.pairs_within_on(&InTurn, fps)
+    }
+
+    /// [`HammingTables::pairs_within`] with the tables run by `units`, one unit per table.
+    pub fn pairs_within_on(&self, units: &impl Units, fps: &[u64]) -> Vec<(u32, u32)> {
+        let per_table: Vec<Vec<(u32, u32)>> = units.map(self.tables.len(), |t| {
+            let table = self.tables[t];
+            let mut keyed: Vec<(u64, u32)> =
+                fps.iter().enumerate().map(|(i, &fp)| (self.key(table, fp), i as u32)).collect();
+            keyed.sort_unstable();
+            let mut pairs = Vec::new();
+            for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+                for (x, &(_, i)) in run.iter().enumerate() {
+                    let fi = fps[i as usize];
+                    for &(_, j) in &run[x + 1..] {
+                        let fj = fps[j as usize];
+                        if (fi ^ fj).count_ones() <= self.max_distance && self.first_table(fi, fj) == t {
+                            pairs.push((i.min(j), i.max(j)));
                         }
                     }
                 }
-                pairs
-            })
-            .collect();
+            }
+            pairs
+        });
         let mut pairs = per_table.concat();
         pairs.sort_unstable();
         pairs

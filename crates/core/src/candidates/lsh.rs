@@ -12,7 +12,7 @@
 //! (datasketch's choice for t = 0.8 and 128 permutations, 9 bands of 13 rows,
 //! finds only 40% of pairs at exactly 0.8.)
 
-use rayon::prelude::*;
+use crate::units::{InTurn, Units};
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -100,24 +100,30 @@ pub fn band_key(signature: &[u32], params: LshParams, band: usize) -> u64 {
 ///
 /// `signatures[i]` must have at least `params.used_rows()` rows.
 pub fn candidate_pairs(signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u32)> {
-    let per_band: Vec<Vec<(u32, u32)>> = (0..params.bands)
-        .into_par_iter()
-        .map(|band| {
-            let mut keys: Vec<(u64, u32)> =
-                signatures.iter().enumerate().map(|(i, s)| (band_key(s, params, band), i as u32)).collect();
-            keys.sort_unstable();
-            let mut pairs = Vec::new();
-            for run in keys.chunk_by(|a, b| a.0 == b.0) {
-                for (x, a) in run.iter().enumerate() {
-                    for b in &run[x + 1..] {
-                        pairs.push((a.1, b.1));
-                    }
-                }
-            }
-            pairs
-        })
-        .collect();
+    candidate_pairs_on(&InTurn, signatures, params)
+}
+
+/// [`candidate_pairs`] with the bands run by `units`, one unit per band.
+pub fn candidate_pairs_on(units: &impl Units, signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u32)> {
+    let per_band = units.map(params.bands, |band| pairs_in_band(signatures, params, band));
     super::normalize_pairs(per_band.concat())
+}
+
+/// The pairs of signatures that agree on band `band` (unsorted; a pair
+/// agreeing on several bands comes out of each).
+pub fn pairs_in_band(signatures: &[&[u32]], params: LshParams, band: usize) -> Vec<(u32, u32)> {
+    let mut keys: Vec<(u64, u32)> =
+        signatures.iter().enumerate().map(|(i, s)| (band_key(s, params, band), i as u32)).collect();
+    keys.sort_unstable();
+    let mut pairs = Vec::new();
+    for run in keys.chunk_by(|a, b| a.0 == b.0) {
+        for (x, a) in run.iter().enumerate() {
+            for b in &run[x + 1..] {
+                pairs.push((a.1, b.1));
+            }
+        }
+    }
+    pairs
 }
 
 /// Containment search handles pages up to this many times larger than the
@@ -184,6 +190,17 @@ pub fn containment_pairs(
     threshold: f64,
     permutations: usize,
 ) -> (Vec<(u32, u32)>, ContainmentPlan) {
+    containment_pairs_on(&InTurn, signatures, sizes, threshold, permutations)
+}
+
+/// [`containment_pairs`] with each pass's bands run by `units`.
+pub fn containment_pairs_on(
+    units: &impl Units,
+    signatures: &[&[u32]],
+    sizes: &[usize],
+    threshold: f64,
+    permutations: usize,
+) -> (Vec<(u32, u32)>, ContainmentPlan) {
     let mut classes: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
     for (i, &s) in sizes.iter().enumerate() {
         classes.entry(size_class(s)).or_default().push(i as u32);
@@ -215,7 +232,9 @@ pub fn containment_pairs(
             let ids: Vec<u32> =
                 classes[x].1.iter().chain(if x == y { &[][..] } else { &classes[y].1[..] }).copied().collect();
             let sigs: Vec<&[u32]> = ids.iter().map(|&i| signatures[i as usize]).collect();
-            pairs.extend(candidate_pairs(&sigs, params).into_iter().map(|(a, b)| (ids[a as usize], ids[b as usize])));
+            pairs.extend(
+                candidate_pairs_on(units, &sigs, params).into_iter().map(|(a, b)| (ids[a as usize], ids[b as usize])),
+            );
         }
     }
     (super::normalize_pairs(pairs), plan)

@@ -55,11 +55,17 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
         assert!(problems.is_empty(), "index_v{version}.db: {problems:?}");
         let stats = index.stats().unwrap();
         assert_eq!(stats.pages, 4, "index_v{version}.db: {stats:?}");
-        // Settings recorded since version 6 are today's defaults, and say so.
+        // Settings recorded since version 6 or 7 are today's defaults, and say so.
         let settings = index.settings();
         let default_template = Some(webdup::template::TemplateConfig::default());
-        assert_eq!(settings.template_config().unwrap(), default_template, "v{version}");
-        assert_eq!(settings.assumed.is_empty(), version >= 6, "v{version}: {settings:?}");
+        assert_eq!(settings.fingerprint.template, default_template, "v{version}");
+        assert_eq!(settings.fingerprint.simhash_weighting, webdup::sketch::SimHashWeighting::Tf, "v{version}");
+        let assumed: &[&str] = match version {
+            ..6 => &["template", "include_selector", "exclude_selector", "simhash_weighting"],
+            6 => &["simhash_weighting"],
+            _ => &[],
+        };
+        assert_eq!(settings.assumed, assumed, "v{version}: {settings:?}");
 
         let pages = index.crawl_pages("compat").unwrap();
         let url_of = |path: &str| {
@@ -120,5 +126,5 @@ fn the_template_setting_assumed_for_old_files_is_todays_default() {
     let config = Config { template: Some(webdup::template::TemplateConfig::default()), ..Config::default() };
     let written = webdup::store::Settings::of(&config.validate().unwrap());
     let index = open_copy(5, dir.path());
-    assert_eq!(index.settings().template, written.template);
+    assert_eq!(index.settings().fingerprint.template, written.fingerprint.template);
 }

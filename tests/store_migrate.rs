@@ -13,13 +13,13 @@ use webdup::synth::{SynthConfig, corpus};
 fn write_settings(conn: &rusqlite::Connection, config: &Config) {
     let settings = webdup::store::Settings::of(config);
     for (k, v) in [
-        ("shingle_size", settings.shingle_size.to_string()),
-        ("stopwords", settings.stopwords.to_string()),
-        ("stem", settings.stem.to_string()),
-        ("language", settings.language.clone()),
-        ("extractor", settings.extractor.clone()),
-        ("permutations", settings.permutations.to_string()),
-        ("seed", settings.seed.to_string()),
+        ("shingle_size", settings.fingerprint.shingle_size.to_string()),
+        ("stopwords", settings.fingerprint.stopwords.to_string()),
+        ("stem", settings.fingerprint.stem.to_string()),
+        ("language", settings.fingerprint.language.clone()),
+        ("extractor", settings.fingerprint.extractor.clone()),
+        ("permutations", settings.fingerprint.permutations.to_string()),
+        ("seed", settings.fingerprint.seed.to_string()),
         ("threshold", settings.threshold.to_string()),
         ("bands", settings.bands.to_string()),
         ("rows", settings.rows.to_string()),

@@ -181,7 +181,7 @@ fn add(
     if common.extract.extractor.is_none()
         && path.is_file()
         && let Ok(existing) = Index::open_existing(path)
-        && let Ok(kind) = existing.settings().extractor.parse()
+        && let Ok(kind) = existing.settings().fingerprint.extractor.parse()
     {
         config.extract.extractor = kind;
     }

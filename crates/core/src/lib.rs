@@ -27,6 +27,7 @@ pub mod doc;
 pub mod fingerprint;
 pub mod page;
 pub mod progress;
+pub mod settings;
 pub mod shingle;
 pub mod sketch;
 pub mod template;

@@ -71,6 +71,16 @@ pub enum TemplateScope {
     Host,
 }
 
+impl TemplateScope {
+    /// The name in settings and reports (`host-or-directory`, `host`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateScope::HostOrDirectory => "host-or-directory",
+            TemplateScope::Host => "host",
+        }
+    }
+}
+
 /// Settings of template suppression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateConfig {

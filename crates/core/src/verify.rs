@@ -3,7 +3,7 @@
 //! Sketches only nominate pairs; a similarity that webdup reports is always
 //! computed here from the full sets, never estimated.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::units::{InTurn, Units};
 
@@ -57,7 +57,7 @@ pub fn serialize_round6<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S:
 }
 
 /// What a similarity threshold is compared with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Measure {
     /// |A ∩ B| / |A ∪ B|: the two pages are mostly the same text.

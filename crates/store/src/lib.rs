@@ -44,6 +44,8 @@ use crate::verify::Overlap;
 pub(crate) use webdup_core::candidates as index;
 use webdup_core::fingerprint::Fingerprint;
 use webdup_core::page::{Exchange, Hop, Observed, observe};
+use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings};
+use webdup_core::sketch::SimHashWeighting;
 pub(crate) use webdup_core::{shingle, template, verify};
 
 /// Why an index operation failed.
@@ -109,28 +111,17 @@ pub enum Error {
 /// Result alias for index operations.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The settings that make fingerprints comparable, kept in the `meta` table.
+/// An index's settings, kept in the `meta` table: the fingerprint settings
+/// its pages were made with, and the Jaccard threshold its band table is
+/// built for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    pub shingle_size: usize,
-    pub stopwords: bool,
-    pub stem: bool,
-    pub language: String,
-    pub extractor: String,
-    pub permutations: usize,
-    pub seed: u64,
+    pub fingerprint: FingerprintSettings,
     pub threshold: f64,
     pub bands: usize,
     pub rows: usize,
-    /// Site-template suppression: `off`, or its settings as JSON
-    /// (`{"share":0.5,"min_pages":3,"scope":"host-or-directory"}`).
-    pub template: String,
-    /// `--include-selector`, empty when none.
-    pub include_selector: String,
-    /// `--exclude-selector`, empty when none.
-    pub exclude_selector: String,
-    /// Settings the file does not record (it was written before schema
-    /// version 6), read as today's defaults.
+    /// Settings the file does not record (it was written before they were
+    /// recorded), read as today's defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumed: Vec<String>,
 }
@@ -140,14 +131,6 @@ pub struct Settings {
 pub trait ApplySettings: Sized {
     /// `self` with `settings` in place of its fingerprint settings, validated.
     fn apply_settings(self, settings: &Settings) -> Result<Self>;
-}
-
-/// The `template` setting for a template suppression (`off` without one).
-pub fn template_setting(template: Option<&TemplateConfig>) -> String {
-    match template {
-        None => "off".into(),
-        Some(t) => serde_json::to_string(t).expect("plain data"),
-    }
 }
 
 impl Settings {
@@ -167,33 +150,57 @@ impl Settings {
         fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T> {
             value.parse().map_err(|_| Error::BadSettings(format!("{key} = {value:?}")))
         }
-        // Recorded since schema version 6; a file migrated from an earlier
-        // one holds today's defaults for them, named in `assumed`.
-        let recorded = |key: &str| -> Result<String> {
-            Ok(conn
-                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-                .optional()?
-                .unwrap_or_default())
+        // Recorded since schema version 6, or since the setting was added; a
+        // file written before holds today's defaults, named in `assumed`.
+        let recorded = |key: &str| -> Result<Option<String>> {
+            Ok(conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
         };
-        let template = get("template")?;
-        let include_selector = recorded("include_selector")?;
-        let exclude_selector = recorded("exclude_selector")?;
-        let assumed = recorded("assumed")?.split(',').filter(|k| !k.is_empty()).map(str::to_string).collect();
+        let mut assumed: Vec<String> =
+            recorded("assumed")?.unwrap_or_default().split(',').filter(|k| !k.is_empty()).map(str::to_string).collect();
+        let template = match get("template")?.as_str() {
+            "off" => None,
+            json => Some(
+                serde_json::from_str::<TemplateConfig>(json)
+                    .map_err(|e| Error::BadSettings(format!("template = {json:?}: {e}")))?,
+            ),
+        };
+        let selector = |key: &str| -> Result<Option<String>> { Ok(recorded(key)?.filter(|s| !s.is_empty())) };
+        let simhash_weighting = match recorded("simhash_weighting")? {
+            None => {
+                assumed.push("simhash_weighting".into());
+                SimHashWeighting::Tf
+            }
+            Some(v) => serde_json::from_value(serde_json::Value::String(v.clone()))
+                .map_err(|_| Error::BadSettings(format!("simhash_weighting = {v:?}")))?,
+        };
+        let version = match recorded("fingerprint_settings_version")? {
+            None => FINGERPRINT_SETTINGS_VERSION,
+            Some(v) => parse("fingerprint_settings_version", v)?,
+        };
+        if version != FINGERPRINT_SETTINGS_VERSION {
+            return Err(Error::BadSettings(format!(
+                "fingerprint settings version {version} (this webdup makes version {FINGERPRINT_SETTINGS_VERSION})"
+            )));
+        }
         Ok(Settings {
-            template,
-            include_selector,
-            exclude_selector,
-            assumed,
-            shingle_size: parse("shingle_size", get("shingle_size")?)?,
-            stopwords: parse("stopwords", get("stopwords")?)?,
-            stem: parse("stem", get("stem")?)?,
-            language: get("language")?,
-            extractor: get("extractor")?,
-            permutations: parse("permutations", get("permutations")?)?,
-            seed: parse("seed", get("seed")?)?,
+            fingerprint: FingerprintSettings {
+                version,
+                extractor: get("extractor")?,
+                include_selector: selector("include_selector")?,
+                exclude_selector: selector("exclude_selector")?,
+                template,
+                shingle_size: parse("shingle_size", get("shingle_size")?)?,
+                stopwords: parse("stopwords", get("stopwords")?)?,
+                stem: parse("stem", get("stem")?)?,
+                language: get("language")?,
+                permutations: parse("permutations", get("permutations")?)?,
+                seed: parse("seed", get("seed")?)?,
+                simhash_weighting,
+            },
             threshold: parse("threshold", get("threshold")?)?,
             bands: parse("bands", get("bands")?)?,
             rows: parse("rows", get("rows")?)?,
+            assumed,
         })
     }
 
@@ -205,43 +212,40 @@ impl Settings {
         base.apply_settings(self)
     }
 
-    /// The template suppression these settings name; `None` when off.
-    pub fn template_config(&self) -> Result<Option<TemplateConfig>> {
-        match self.template.as_str() {
-            "off" => Ok(None),
-            json => serde_json::from_str::<TemplateConfig>(json)
-                .map(Some)
-                .map_err(|e| Error::BadSettings(format!("template = {json:?}: {e}"))),
-        }
-    }
-
     /// The settings in which `other` differs from these, as `name = ours
     /// (not theirs)`; the banding, which follows from the threshold and
     /// permutations, is left out.
     pub fn differences(&self, other: &Settings) -> Vec<String> {
-        self.pairs()
-            .into_iter()
-            .zip(other.pairs())
-            .filter(|((key, ours), (_, theirs))| ours != theirs && !matches!(*key, "bands" | "rows"))
-            .map(|((key, ours), (_, theirs))| format!("{key} = {ours} (not {theirs})"))
-            .collect()
+        let mut out = self.fingerprint.differences(&other.fingerprint);
+        if self.threshold != other.threshold {
+            out.push(format!("threshold = {} (not {})", self.threshold, other.threshold));
+        }
+        out
     }
 
+    /// The `meta` rows: each setting's key and stored value.
     fn pairs(&self) -> Vec<(&'static str, String)> {
+        let f = &self.fingerprint;
+        let template = match &f.template {
+            None => "off".into(),
+            Some(t) => serde_json::to_string(t).expect("plain data"),
+        };
         vec![
-            ("shingle_size", self.shingle_size.to_string()),
-            ("stopwords", self.stopwords.to_string()),
-            ("stem", self.stem.to_string()),
-            ("language", self.language.clone()),
-            ("extractor", self.extractor.clone()),
-            ("permutations", self.permutations.to_string()),
-            ("seed", self.seed.to_string()),
+            ("shingle_size", f.shingle_size.to_string()),
+            ("stopwords", f.stopwords.to_string()),
+            ("stem", f.stem.to_string()),
+            ("language", f.language.clone()),
+            ("extractor", f.extractor.clone()),
+            ("permutations", f.permutations.to_string()),
+            ("seed", f.seed.to_string()),
             ("threshold", self.threshold.to_string()),
             ("bands", self.bands.to_string()),
             ("rows", self.rows.to_string()),
-            ("template", self.template.clone()),
-            ("include_selector", self.include_selector.clone()),
-            ("exclude_selector", self.exclude_selector.clone()),
+            ("template", template),
+            ("include_selector", f.include_selector.clone().unwrap_or_default()),
+            ("exclude_selector", f.exclude_selector.clone().unwrap_or_default()),
+            ("simhash_weighting", f.simhash_weighting.as_str().into()),
+            ("fingerprint_settings_version", f.version.to_string()),
         ]
     }
 }
@@ -909,14 +913,14 @@ impl Index {
     fn insert_in(&self, tx: &Transaction, page: &Page, deletions: &mut bands::Deletions) -> Result<i64> {
         page.check()?;
         if let Some(fp) = &page.fingerprint
-            && fp.minhash.len() != self.settings.permutations
+            && fp.minhash.len() != self.settings.fingerprint.permutations
         {
             return Err(Error::Fingerprint {
                 id: fp.id.clone(),
                 reason: format!(
                     "MinHash signature has {} rows, the index uses {}",
                     fp.minhash.len(),
-                    self.settings.permutations
+                    self.settings.fingerprint.permutations
                 ),
             });
         }
@@ -1039,7 +1043,7 @@ impl Index {
     /// none when the index was built without template suppression. Apply it
     /// with [`crate::engine::Fingerprinter::finish_alone`].
     pub fn template_for(&self, id: &str) -> Result<Option<Vec<u64>>> {
-        let Some(config) = self.settings.template_config()? else { return Ok(None) };
+        let Some(config) = &self.settings.fingerprint.template else { return Ok(None) };
         let Some(site) = crate::template::site_of(id, config.scope) else { return Ok(None) };
         self.with_reader(|conn| {
             let row: Option<(i64, Vec<u8>)> = conn

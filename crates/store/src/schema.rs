@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 6;
+pub const VERSION: i64 = 7;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -138,8 +138,29 @@ INSERT INTO meta (key, value)
     WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size');
 ";
 
+/// Version 7: the settings in `meta` gain `simhash_weighting` and
+/// `fingerprint_settings_version`, completing the typed fingerprint
+/// settings (`webdup_core::settings::FingerprintSettings`) an index keeps.
+/// Files of earlier versions did not record the weighting: a file that has
+/// settings is given `tf` (the default) and `assumed` names it; their
+/// settings were all of version 1.
+pub const V7: &str = "
+INSERT INTO meta (key, value)
+    SELECT 'simhash_weighting', 'tf'
+    WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size');
+INSERT INTO meta (key, value)
+    SELECT 'fingerprint_settings_version', '1'
+    WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size');
+UPDATE meta SET value = value || ',simhash_weighting' WHERE key = 'assumed' AND value <> '';
+UPDATE meta SET value = 'simhash_weighting' WHERE key = 'assumed' AND value = '';
+INSERT INTO meta (key, value)
+    SELECT 'assumed', 'simhash_weighting'
+    WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'shingle_size')
+    AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'assumed');
+";
+
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

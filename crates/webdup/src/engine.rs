@@ -23,18 +23,7 @@ use crate::threads::Threads;
 pub use crate::verify::Measure;
 use crate::verify::{self, Edge, Overlap};
 
-/// How candidate pairs are generated.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// MinHash signatures banded for LSH.
-    #[default]
-    MinHash,
-    /// SimHash fingerprints within `max_hamming` bits.
-    SimHash,
-    /// The union of both.
-    Both,
-}
+pub use webdup_core::candidates::Method;
 
 /// Every setting of a run, validated by [`Config::validate`].
 #[derive(Debug, Clone, Serialize)]
@@ -151,30 +140,58 @@ impl Config {
 }
 
 pub use webdup_core::fingerprint::Fingerprint;
+pub use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings, MatchSettings, RunSettings};
+
+impl Config {
+    /// Everything that makes this config's fingerprints comparable.
+    pub fn fingerprint_settings(&self) -> FingerprintSettings {
+        FingerprintSettings {
+            version: FINGERPRINT_SETTINGS_VERSION,
+            extractor: self.extract.extractor.as_str().into(),
+            include_selector: self.extract.include.as_ref().map(|c| c.as_str().into()),
+            exclude_selector: self.extract.exclude.as_ref().map(|c| c.as_str().into()),
+            template: self.template.clone(),
+            shingle_size: self.shingle.size,
+            stopwords: self.shingle.stopwords,
+            stem: self.shingle.stem,
+            language: match self.shingle.language {
+                crate::shingle::LanguageChoice::Auto => "auto".into(),
+                crate::shingle::LanguageChoice::Fixed(l) => l.code.into(),
+            },
+            permutations: self.permutations,
+            seed: self.seed,
+            simhash_weighting: self.simhash_weighting,
+        }
+    }
+
+    /// How this config compares fingerprints.
+    pub fn match_settings(&self) -> MatchSettings {
+        MatchSettings {
+            threshold: self.threshold,
+            cross_site_threshold: self.cross_site_threshold,
+            measure: self.measure,
+            method: self.method,
+            max_hamming: self.max_hamming,
+            min_cluster_size: self.min_cluster_size,
+        }
+    }
+
+    /// Both, as reports echo them.
+    pub fn run_settings(&self) -> RunSettings {
+        RunSettings { fingerprint: self.fingerprint_settings(), matching: self.match_settings() }
+    }
+}
 
 /// The settings an index records for fingerprints made with a validated config.
 #[cfg(feature = "store")]
 impl From<&Config> for crate::store::Settings {
     fn from(config: &Config) -> Self {
-        use crate::store::{Settings, template_setting};
         let lsh = config.lsh_params();
-        Settings {
-            shingle_size: config.shingle.size,
-            stopwords: config.shingle.stopwords,
-            stem: config.shingle.stem,
-            language: match config.shingle.language {
-                crate::shingle::LanguageChoice::Auto => "auto".into(),
-                crate::shingle::LanguageChoice::Fixed(l) => l.code.into(),
-            },
-            extractor: config.extract.extractor.as_str().into(),
-            permutations: config.permutations,
-            seed: config.seed,
+        crate::store::Settings {
+            fingerprint: config.fingerprint_settings(),
             threshold: config.threshold,
             bands: lsh.bands,
             rows: lsh.rows,
-            template: template_setting(config.template.as_ref()),
-            include_selector: config.extract.include.as_ref().map_or_else(String::new, |c| c.as_str().into()),
-            exclude_selector: config.extract.exclude.as_ref().map_or_else(String::new, |c| c.as_str().into()),
             assumed: Vec::new(),
         }
     }
@@ -184,45 +201,35 @@ impl From<&Config> for crate::store::Settings {
 impl crate::store::ApplySettings for Config {
     /// The config with an index's fingerprint settings in place of its own
     /// (shingling, extractor, selectors, template suppression, permutations,
-    /// seed, threshold), validated. The rest (candidate method, cluster
-    /// size) is kept.
+    /// seed, SimHash weighting) and its threshold, validated. The rest
+    /// (candidate method, cluster size) is kept.
     fn apply_settings(self, settings: &crate::store::Settings) -> crate::store::Result<Config> {
         use crate::extract::ExtractorKind;
         use crate::shingle::{Language, LanguageChoice, ShingleConfig};
         use crate::store::Error;
         let base = self;
-        let language = if settings.language.eq_ignore_ascii_case("auto") {
+        let f = &settings.fingerprint;
+        let language = if f.language.eq_ignore_ascii_case("auto") {
             LanguageChoice::Auto
         } else {
             LanguageChoice::Fixed(
-                Language::from_code(&settings.language)
-                    .ok_or_else(|| Error::BadSettings(format!("language = {:?}", settings.language)))?,
+                Language::from_code(&f.language)
+                    .ok_or_else(|| Error::BadSettings(format!("language = {:?}", f.language)))?,
             )
         };
-        let extractor: ExtractorKind = settings
-            .extractor
-            .parse()
-            .map_err(|_| Error::BadSettings(format!("extractor = {:?}", settings.extractor)))?;
-        let template = settings.template_config()?;
-        let selector = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let extractor: ExtractorKind =
+            f.extractor.parse().map_err(|_| Error::BadSettings(format!("extractor = {:?}", f.extractor)))?;
         let extract = ExtractConfig { extractor, ..base.extract }
-            .with_selectors(
-                selector(&settings.include_selector).as_deref(),
-                selector(&settings.exclude_selector).as_deref(),
-            )
+            .with_selectors(f.include_selector.as_deref(), f.exclude_selector.as_deref())
             .map_err(|e| Error::BadSettings(e.to_string()))?;
         let config = Config {
             extract,
-            template,
-            shingle: ShingleConfig {
-                size: settings.shingle_size,
-                stopwords: settings.stopwords,
-                stem: settings.stem,
-                language,
-            },
-            shingle_size: settings.shingle_size,
-            permutations: settings.permutations,
-            seed: settings.seed,
+            template: f.template.clone(),
+            shingle: ShingleConfig { size: f.shingle_size, stopwords: f.stopwords, stem: f.stem, language },
+            shingle_size: f.shingle_size,
+            permutations: f.permutations,
+            seed: f.seed,
+            simhash_weighting: f.simhash_weighting,
             threshold: settings.threshold,
             ..base
         };

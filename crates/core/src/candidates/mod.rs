@@ -10,6 +10,21 @@ pub mod hamming;
 pub mod lsh;
 
 pub use hamming::HammingTables;
+
+use serde::{Deserialize, Serialize};
+
+/// How candidate pairs are generated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// MinHash signatures banded for LSH.
+    #[default]
+    MinHash,
+    /// SimHash fingerprints within a Hamming distance.
+    SimHash,
+    /// The union of both.
+    Both,
+}
 pub use lsh::LshParams;
 
 /// Sorts and dedups pairs, each normalized to `(low, high)`.

@@ -4,10 +4,10 @@
 //! across all features, so documents with mostly the same words get
 //! fingerprints a few bits apart.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a word's weight is computed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SimHashWeighting {
     /// Term frequency in the document.
@@ -16,6 +16,16 @@ pub enum SimHashWeighting {
     /// Term frequency times inverse document frequency over the corpus, so
     /// words every page uses count for little.
     TfIdf,
+}
+
+impl SimHashWeighting {
+    /// The name in settings and reports (`tf`, `tfidf`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SimHashWeighting::Tf => "tf",
+            SimHashWeighting::TfIdf => "tfidf",
+        }
+    }
 }
 
 /// The SimHash of weighted features `(hash, weight)`.

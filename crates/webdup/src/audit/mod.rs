@@ -82,6 +82,11 @@ pub struct AuditSettings {
     pub shingle_size: usize,
     pub extractor: String,
     pub thin_words: usize,
+    /// Every fingerprint setting, as `webdup cluster` reports them.
+    pub fingerprint: crate::engine::FingerprintSettings,
+    /// Every matching setting, as `webdup cluster` reports them.
+    #[serde(rename = "match")]
+    pub matching: crate::engine::MatchSettings,
 }
 
 /// The numbers at the top of the report.
@@ -375,6 +380,8 @@ impl Audit {
                 shingle_size: config.shingle_size,
                 extractor: config.extract.extractor.as_str().to_string(),
                 thin_words: audit.thin_words,
+                fingerprint: config.fingerprint_settings(),
+                matching: config.match_settings(),
             },
             summary,
             pages,

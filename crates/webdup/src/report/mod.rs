@@ -11,7 +11,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor};
+use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor, RunSettings};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
 
@@ -34,7 +34,11 @@ pub use csv_safe::{SafeCsvWriter, spreadsheet_safe};
 pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
 
 /// Version of the JSON schema; bumped when a field changes meaning or goes away.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2: `settings` holds two objects, `fingerprint` (everything that makes
+/// fingerprints comparable, the extractor included) and `match` (how they
+/// were compared), in place of version 1's flat list.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +105,7 @@ impl From<&DocError> for ErrorRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterReport {
     pub schema_version: u32,
-    pub settings: Config,
+    pub settings: RunSettings,
     pub summary: Summary,
     pub clusters: Vec<ClusterRow>,
     pub errors: Vec<ErrorRow>,
@@ -158,7 +162,7 @@ impl ClusterReport {
         };
         ClusterReport {
             schema_version: SCHEMA_VERSION,
-            settings: config.clone(),
+            settings: config.run_settings(),
             summary,
             clusters,
             errors: corpus.errors.iter().map(ErrorRow::from).collect(),

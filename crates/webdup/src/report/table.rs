@@ -53,8 +53,8 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
         plural(s.clustered_documents, "document"),
         plural(s.candidate_pairs, "candidate pair"),
         s.confirmed_pairs,
-        measure_name(r.settings.measure.name()),
-        r.settings.threshold
+        measure_name(r.settings.matching.measure.name()),
+        r.settings.matching.threshold
     )
 }
 

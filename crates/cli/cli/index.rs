@@ -269,7 +269,13 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
     let (index, config) = open_with_stored_settings(path, common)?;
     // A page alone is fingerprinted with its site's template, as learned by
     // the adds that stored the pages it is compared with.
-    let corpus = load_corpus_with(&[target.to_string()], common, &config, &index.templates()?)?.corpus;
+    let mut known = webdup::template::Templates::default();
+    if let Some(site) = config.template.as_ref().and_then(|t| webdup::template::site_of(target, t.scope))
+        && let Some(template) = index.template_for(target)?
+    {
+        known.insert(site, template);
+    }
+    let corpus = load_corpus_with(&[target.to_string()], common, &config, &known)?.corpus;
     if let Some(e) = corpus.errors.first() {
         anyhow::bail!("cannot query {}: {}", e.id, e.message);
     }

@@ -94,6 +94,11 @@ impl CanonicalSource {
             CanonicalSource::Http => "http",
         }
     }
+
+    /// The source [`CanonicalSource::as_str`] names, if any.
+    pub fn from_name(name: &str) -> Option<CanonicalSource> {
+        [CanonicalSource::Html, CanonicalSource::Http].into_iter().find(|s| s.as_str() == name)
+    }
 }
 
 /// Why a page may not be indexed.
@@ -112,6 +117,11 @@ impl NoindexSource {
             NoindexSource::XRobotsTag => "x-robots-tag",
             NoindexSource::Meta => "meta",
         }
+    }
+
+    /// The source [`NoindexSource::as_str`] names, if any.
+    pub fn from_name(name: &str) -> Option<NoindexSource> {
+        [NoindexSource::XRobotsTag, NoindexSource::Meta].into_iter().find(|s| s.as_str() == name)
     }
 }
 

@@ -42,6 +42,7 @@ use super::{Audit, AuditConfig, AuditSource, Rows, blank_row, canonical, error_r
 use crate::engine::{Clustering, Config, Corpus};
 use crate::error::{DocError, DocErrorKind};
 use crate::store::{self, Index, StoredPage};
+use webdup_core::page::{CanonicalSource, NoindexSource};
 
 /// One crawl of an index, read back for an audit.
 #[derive(Debug)]
@@ -98,11 +99,6 @@ fn doc_error(page: &StoredPage, order: usize) -> DocError {
     }
 }
 
-/// The `&'static str` among `options` equal to `value`, if any.
-fn known(value: Option<&str>, options: &[&'static str]) -> Option<&'static str> {
-    value.and_then(|v| options.iter().copied().find(|o| *o == v))
-}
-
 impl Audit {
     /// Builds the audit model of a stored crawl, as [`Audit::build`] does for
     /// a run: pages in stored order, metadata and redirects as stored. For
@@ -123,10 +119,12 @@ impl Audit {
             row.description = p.meta.description.clone();
             row.h1 = p.meta.h1.clone();
             row.canonical = p.meta.canonical.clone().filter(|c| canonical::usable_canonical(c));
-            row.canonical_source =
-                row.canonical.as_ref().and_then(|_| known(p.meta.canonical_source.as_deref(), &["html", "http"]));
+            row.canonical_source = row.canonical.as_ref().and_then(|_| {
+                p.meta.canonical_source.as_deref().and_then(CanonicalSource::from_name).map(CanonicalSource::as_str)
+            });
             row.noindex = p.meta.noindex == Some(true);
-            row.noindex_source = known(p.meta.noindex_source.as_deref(), &["meta", "x-robots-tag"]);
+            row.noindex_source =
+                p.meta.noindex_source.as_deref().and_then(NoindexSource::from_name).map(NoindexSource::as_str);
             if let Some((i, d)) = docs.next_if(|(_, d)| d.order == n) {
                 page_of_doc[i] = n;
                 row.words = Some(d.word_count);

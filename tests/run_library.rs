@@ -53,3 +53,43 @@ fn a_library_run_loads_files_and_loopback_urls_in_input_order() {
     let nothing = run.expand(&[empty.path().display().to_string()], &mut std::io::empty());
     assert!(matches!(nothing, Err(webdup::Error::NoDocuments)), "{nothing:?}");
 }
+
+/// `webdup extract` as a library call: pages in input order, each with its
+/// metadata, the failures (missing file, plain text, a 404) each its own.
+#[test]
+fn a_library_run_extracts_pages_in_input_order_and_keeps_failures_apart() {
+    let page = format!(
+        "<html lang=en><head><title>Ferry</title><meta name=description content=\"Winter crossings\">\
+         <link rel=canonical href=/ferry></head><body><article><h1>Ferry times</h1><p>{ARTICLE}</p></article></body></html>"
+    );
+    let served = page.clone();
+    let app = Router::new().route("/ferry", get(move || async move { Html(served) }));
+    let port = support::serve_on_loopback(app);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("ferry.html");
+    std::fs::write(&html, &page).unwrap();
+    let text = dir.path().join("ferry.txt");
+    std::fs::write(&text, ARTICLE).unwrap();
+    let inputs = [
+        format!("http://127.0.0.1:{port}/ferry"),
+        html.display().to_string(),
+        dir.path().join("gone.html").display().to_string(),
+        text.display().to_string(),
+        format!("http://127.0.0.1:{port}/missing"),
+    ];
+    let config = webdup::extract::ExtractConfig::default();
+    let results = Run::new(RunConfig::default()).extract(&inputs, None, &config).unwrap();
+    assert_eq!(results.len(), inputs.len());
+    let fetched = results[0].as_ref().unwrap();
+    assert!(fetched.text.contains("winter ferry timetable"), "{fetched:?}");
+    assert_eq!(fetched.meta.description.as_deref(), Some("Winter crossings"));
+    assert_eq!(fetched.meta.canonical.as_deref(), Some(format!("http://127.0.0.1:{port}/ferry").as_str()));
+    let local = results[1].as_ref().unwrap();
+    assert_eq!((local.text.as_str(), local.meta.h1.as_deref()), (fetched.text.as_str(), Some("Ferry times")));
+    for (i, kind) in [(2, "io"), (3, "no_text"), (4, "fetch")] {
+        let e = results[i].as_ref().unwrap_err();
+        assert_eq!((e.id.as_str(), e.kind.as_str()), (inputs[i].as_str(), kind), "{e:?}");
+    }
+    // A page address names one page only.
+    assert!(Run::new(RunConfig::default()).extract(&inputs, Some("https://a.test/"), &config).is_err());
+}

@@ -19,11 +19,9 @@ use anyhow::{Context, bail};
 use clap::Parser;
 
 use webdup::engine::{self, Corpus};
-use webdup::error::{DocError, DocErrorKind};
-use webdup::fetch::Fetcher;
 use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
 use webdup::run::{Loaded, Run, RunConfig};
-use webdup::source::{self, Location, RawDocument, ReadLimits, Source};
+use webdup::source::ReadLimits;
 use webdup::template::Templates;
 
 use args::{Cli, Command, CommonArgs, EvalCommand, EvalFormat, OutputArgs, TextFormat};
@@ -196,71 +194,14 @@ fn extract_pages(
         bail!("--url applies to a single page; {} were given", pages.len());
     }
     let config = args.to_config(webdup::extract::ExtractorKind::Auto)?;
-    let sources: Vec<Source> = pages
-        .iter()
-        .enumerate()
-        .map(|(order, p)| Source {
-            id: p.clone(),
-            order,
-            location: if source::is_url(p) { Location::Url(p.clone()) } else { Location::File(p.into()) },
-        })
-        .collect();
-    let (urls, files): (Vec<Source>, Vec<Source>) =
-        sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
-    let mut docs: Vec<(Result<RawDocument, DocError>, Option<String>)> = Vec::new();
-    for s in files {
-        let Location::File(path) = &s.location else { continue };
-        docs.push((source::read_file(&s, path, ReadLimits::default()), url.clone()));
-    }
-    if !urls.is_empty() {
-        let fetcher = Fetcher::new(fetch.to_config(ReadLimits::default().max_bytes)?)?;
-        for outcome in fetcher.fetch_all(urls, &engine::Quiet) {
-            let final_url = outcome.record.final_url.clone();
-            docs.push((outcome.into_document(), final_url));
-        }
-    }
-    docs.sort_by_key(|(d, _)| match d {
-        Ok(d) => d.order,
-        Err(e) => e.order,
-    });
+    let limits = ReadLimits::default();
+    let mut run = Run::new(RunConfig { fetch: fetch.to_config(limits.max_bytes)?, limits });
+    let results = run.extract(pages, url.as_deref(), &config)?;
     let mut failed = false;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    // Extraction recurses over the DOM: give it the engine's stack size.
-    let results: Vec<_> = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .stack_size(webdup::extract::EXTRACT_STACK)
-            .spawn_scoped(scope, || {
-                docs.into_iter()
-                    .map(|(doc, page_url)| {
-                        doc.and_then(|d| match d.format {
-                            source::Format::Html => {
-                                webdup::extract::extract_page(&d.body, page_url.as_deref(), &config)
-                                    .map(|p| (d.id.clone(), p))
-                                    .map_err(|e| DocError::new(&d.id, d.order, e.doc_kind(), e.to_string()))
-                            }
-                            source::Format::Text => Err(DocError::new(
-                                &d.id,
-                                d.order,
-                                DocErrorKind::NoText,
-                                "not an HTML page: there is nothing to extract",
-                            )),
-                        })
-                    })
-                    .collect()
-            })
-            .expect("spawn extraction thread")
-            .join()
-            .unwrap_or_default()
-    });
-    for r in results {
-        // A page without a word is as useless to the user as a failed one:
-        // say so, rather than print nothing and exit 0.
-        let r = r.and_then(|(id, page)| match page.word_count {
-            0 => Err(DocError::new(&id, 0, DocErrorKind::NoText, "no words left after extraction")),
-            _ => Ok((id, page)),
-        });
+    for (id, r) in pages.iter().zip(results) {
         match r {
-            Ok((id, page)) => match format {
+            Ok(page) => match format {
                 TextFormat::Text => {
                     if pages.len() > 1 {
                         writeln!(out, "==> {id} <==")?;
@@ -269,7 +210,7 @@ fn extract_pages(
                 }
                 TextFormat::Json => {
                     let mut v = serde_json::to_value(&page)?;
-                    v["id"] = serde_json::Value::String(id);
+                    v["id"] = serde_json::Value::String(id.clone());
                     serde_json::to_writer(&mut out, &v)?;
                     writeln!(out)?;
                 }

@@ -272,20 +272,17 @@ impl Fingerprinter {
     pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
         let (text, title, extractor, meta, context) = match raw.format {
             Format::Text => (raw.body, None, "none", None, None),
+            Format::Html if self.keep_pages => {
+                // The address after redirects, else the one asked for.
+                let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
+                let p = extract::extract_page_with(&raw.body, url, &self.extract, false)
+                    .map_err(|e| DocError::new(&raw.id, raw.order, e.doc_kind(), e.to_string()))?;
+                (p.text, p.extracted_title, p.extractor, Some(Box::new(p.meta)), p.context)
+            }
             Format::Html => {
                 let e = extract::extract(&raw.body, &self.extract)
                     .map_err(|e| DocError::new(&raw.id, raw.order, e.doc_kind(), e.to_string()))?;
-                // A second parse, paid only by runs that report metadata.
-                let meta = self.keep_pages.then(|| {
-                    // The address after redirects, else the one asked for.
-                    let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
-                    let mut meta = extract::page_meta(&scraper::Html::parse_document(&raw.body), url);
-                    if meta.title.is_none() {
-                        meta.title = e.title.clone();
-                    }
-                    Box::new(meta)
-                });
-                (e.text, e.title, e.extractor, meta, e.context)
+                (e.text, e.title, e.extractor, None, e.context)
             }
         };
         let mut f = self.shingle_text(raw.id, raw.order, &text, title, extractor)?;

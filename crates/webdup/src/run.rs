@@ -29,6 +29,7 @@ use std::io::BufRead;
 
 use crate::engine::{Config, Corpus, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
+use crate::extract::{ExtractConfig, ExtractedPage};
 use crate::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
 pub use crate::report::Redirected;
 use crate::source::{self, Collected, Location, RawDocument, ReadLimits, Source};
@@ -153,6 +154,70 @@ impl Run {
         };
         fetches.sort_by_key(|r| r.order);
         Ok(Loaded { corpus, fetches })
+    }
+
+    /// Each page's main text and metadata, in input order: `webdup
+    /// extract` as a library call. `pages` are paths or URLs, read or
+    /// fetched as a run does; `url` is the address of a single local page
+    /// (for its relative canonical). A page that fails, is not HTML, or
+    /// keeps no word is an error of its own, never the others'.
+    pub fn extract(
+        &mut self,
+        pages: &[String],
+        url: Option<&str>,
+        config: &ExtractConfig,
+    ) -> Result<Vec<std::result::Result<ExtractedPage, DocError>>> {
+        if url.is_some() && pages.len() != 1 {
+            return Err(Error::Config(format!("a page URL applies to a single page; {} were given", pages.len())));
+        }
+        let limits = self.config.limits;
+        let sources = pages.iter().enumerate().map(|(order, p)| Source {
+            id: p.clone(),
+            order,
+            location: if source::is_url(p) { Location::Url(p.clone()) } else { Location::File(p.into()) },
+        });
+        let (urls, files): (Vec<Source>, Vec<Source>) = sources.partition(|s| matches!(s.location, Location::Url(_)));
+        let mut docs: Vec<(std::result::Result<RawDocument, DocError>, Option<String>)> =
+            files.into_iter().map(|s| (read(s, limits), url.map(str::to_string))).collect();
+        if !urls.is_empty() {
+            for outcome in self.fetcher()?.fetch_all(urls, &Quiet) {
+                let final_url = outcome.record.final_url.clone();
+                docs.push((outcome.into_document(), final_url));
+            }
+        }
+        docs.sort_by_key(|(d, _)| match d {
+            Ok(d) => d.order,
+            Err(e) => e.order,
+        });
+        let one = |(doc, page_url): (std::result::Result<RawDocument, DocError>, Option<String>)| {
+            let d = doc?;
+            let page = match d.format {
+                source::Format::Html => crate::extract::extract_page(&d.body, page_url.as_deref(), config)
+                    .map_err(|e| DocError::new(&d.id, d.order, e.doc_kind(), e.to_string()))?,
+                source::Format::Text => {
+                    return Err(DocError::new(
+                        &d.id,
+                        d.order,
+                        DocErrorKind::NoText,
+                        "not an HTML page: there is nothing to extract",
+                    ));
+                }
+            };
+            // A page without a word is as useless as a failed one.
+            if page.word_count == 0 {
+                return Err(DocError::new(&d.id, d.order, DocErrorKind::NoText, "no words left after extraction"));
+            }
+            Ok(page)
+        };
+        // Extraction recurses over the DOM: give it the engine's stack size.
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(crate::extract::EXTRACT_STACK)
+                .spawn_scoped(scope, || docs.into_iter().map(one).collect::<Vec<_>>())
+                .map_err(|e| Error::Config(format!("cannot start an extraction thread: {e}")))?
+                .join()
+                .map_err(|_| Error::Config("internal: page extraction panicked".into()))
+        })
     }
 
     /// The run's fetcher, built on first use.

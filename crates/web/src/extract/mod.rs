@@ -248,17 +248,37 @@ pub struct ExtractedPage {
     #[serde(flatten)]
     pub meta: PageMeta,
     pub text: String,
+    /// The title the extractor found (`meta.title` prefers the page's own
+    /// `<title>`).
+    #[serde(skip)]
+    pub extracted_title: Option<String>,
+    /// See [`Extracted::context`].
+    #[serde(skip)]
+    pub context: Option<String>,
 }
 
-/// Extracts a page's main text and reads its metadata. The language is the
-/// declared one, else the one detected from the text when detection is sure.
+/// Extracts a page's main text and reads its metadata: the one way from
+/// HTML to a page, for `webdup extract`, the fingerprinter and the HTTP
+/// API. The language is the declared one, else the one detected from the
+/// text when detection is sure.
 pub fn extract_page(html: &str, url: Option<&str>, config: &ExtractConfig) -> Result<ExtractedPage, ExtractError> {
+    extract_page_with(html, url, config, true)
+}
+
+/// [`extract_page`], detecting the language of pages that declare none only
+/// when `detect_language` is set (fingerprinting has no use for it).
+pub fn extract_page_with(
+    html: &str,
+    url: Option<&str>,
+    config: &ExtractConfig,
+    detect_language: bool,
+) -> Result<ExtractedPage, ExtractError> {
     let e = extract_with_url(html, url, config)?;
     let mut meta = page_meta(&scraper::Html::parse_document(html), url);
     if meta.title.is_none() {
         meta.title = e.title.clone();
     }
-    if meta.language.is_none() {
+    if detect_language && meta.language.is_none() {
         meta.language = webdup_core::shingle::Language::detect(&e.text).map(|l| l.code.to_string());
     }
     Ok(ExtractedPage {
@@ -267,6 +287,8 @@ pub fn extract_page(html: &str, url: Option<&str>, config: &ExtractConfig) -> Re
         word_count: word_count(&e.text),
         meta,
         text: e.text,
+        extracted_title: e.title,
+        context: e.context,
     })
 }
 

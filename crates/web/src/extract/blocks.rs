@@ -163,7 +163,10 @@ fn survey(doc: &Html) -> Survey {
     let mut by_rule: HashMap<&'static str, (usize, usize)> = HashMap::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut blocks: Vec<usize> = Vec::new();
-    let mut sizes: Vec<(NodeId, usize, usize, usize)> = Vec::new();
+    let mut sizes: Vec<(NodeId, usize, usize, usize, bool)> = Vec::new();
+    // Paragraphs outside chrome and outside every element a discard rule
+    // matched: the page's own text, when it has any.
+    let mut free = 0usize;
     let (mut skip, mut chrome_depth, mut ruled, mut link) = (0usize, 0usize, 0usize, 0usize);
     let mut found_h1 = false;
     for edge in doc.tree.root().traverse() {
@@ -223,6 +226,7 @@ fn survey(doc: &Html) -> Survey {
                 link -= usize::from(e.name() == "a");
                 if o.block {
                     blocks.pop();
+                    free += usize::from(o.own >= GOOD_WORDS && ruled == 0);
                     o.paragraphs += usize::from(o.own >= GOOD_WORDS);
                     o.lines += usize::from(o.own > 0);
                 }
@@ -232,7 +236,8 @@ fn survey(doc: &Html) -> Survey {
                     entry.0 += o.words;
                     entry.1 += 1;
                 }
-                sizes.push((o.id, o.words, o.paragraphs, o.lines));
+                let furniture = o.rule.is_some_and(|r| !HOLDS_POSTS.contains(&r) && is_named(e, r));
+                sizes.push((o.id, o.words, o.paragraphs, o.lines, furniture));
                 if let Some(top) = stack.last_mut() {
                     top.words += o.words;
                     top.paragraphs += o.paragraphs;
@@ -245,10 +250,16 @@ fn survey(doc: &Html) -> Survey {
     exempt.extend(
         sizes
             .into_iter()
-            .filter(|(_, w, p, lines)| {
+            .filter(|(_, w, p, lines, furniture)| {
                 let w = *w as f64;
-                (w >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS)
-                    || (w > MAJORITY * total && *lines >= RUN_LINES)
+                let big = (w >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS)
+                    || (w > MAJORITY * total && *lines >= RUN_LINES);
+                // An element that names itself furniture (`id=sidebar`)
+                // holds the content only on a page with no paragraph of its
+                // own elsewhere: on a thin page the sidebar's reviews or the
+                // teaser column outweigh the page's own words by far, and
+                // are still furniture.
+                big && (!furniture || free == 0)
             })
             .map(|(id, ..)| id),
     );
@@ -415,6 +426,12 @@ const FURNITURE_WORDS: &[&str] = &[
     "trending",
 ];
 
+/// Furniture words that may name the holder of a page's own text: a forum
+/// thread's replies or a question's answers are in `#comments`, an author
+/// page's text in `.author`. The others (`sidebar`, `related`, `newsletter`,
+/// ...) never hold it, however much of a thin page they are.
+const HOLDS_POSTS: &[&str] = &["comment", "comments", "author", "bio"];
+
 /// Parts of a `class` or `id` that make an element chrome: never content,
 /// however much of the page it holds (`CookieBanner`, `cmp-consent`).
 const CONSENT_WORDS: &[&str] = &["cookie", "consent", "gdpr"];
@@ -433,6 +450,15 @@ fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static 
             .find_map(|w| words.iter().find(|f| f.len() == w.len() && w.eq_ignore_ascii_case(f)).copied())
     };
     e.attr("class").and_then(find).or_else(|| e.id().and_then(find))
+}
+
+/// True when `word` is the whole of `e`'s id or one of its classes: the
+/// element *is* the sidebar (`id=sidebar`, `class="widget-area sidebar"`),
+/// where a class such as `l-sidebar-fixed` or `has-sidebar` may describe a
+/// layout that holds the content beside one.
+fn is_named(e: &scraper::node::Element, word: &str) -> bool {
+    e.id().is_some_and(|id| id.eq_ignore_ascii_case(word))
+        || e.attr("class").is_some_and(|c| c.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(word)))
 }
 
 /// The furniture word `e`'s class or id contains, if any (never for `html`
@@ -609,6 +635,29 @@ mod tests {
              <footer><p>Copyright 2025 Example Blog, all rights reserved, imprint and privacy policy.</p></footer></body></html>"
         );
         assert_eq!(text(&html), format!("Reading room\n{NOTE}"));
+    }
+
+    #[test]
+    fn a_sidebar_outweighing_a_thin_pages_own_words_is_still_furniture() {
+        let review = "Great service and friendly staff, the tent arrived early and everything worked as planned.";
+        let reviews: String = (1..=8).map(|i| format!("<div class=card><p>{review} Review {i}.</p></div>")).collect();
+        let thin = format!(
+            "<html><body><div id=main><h1>Tent rental</h1><p>{NOTE}</p></div>\
+             <div id=sidebar><h4>What our customers say</h4>{reviews}</div></body></html>"
+        );
+        assert_eq!(text(&thin), format!("Tent rental\n{NOTE}"));
+        // A layout class that names a sidebar beside the content (`l-sidebar-fixed`)
+        // still wraps it, and so do a forum thread's replies in `#comments`.
+        let paragraphs: String = (1..=6).map(|i| format!("<p>{NOTE} Paragraph {i}.</p>")).collect();
+        let article = format!(
+            "<body><h1>Reading room</h1><p>{NOTE} Standfirst.</p><div class=\"l-sidebar-fixed\">{paragraphs}</div></body>"
+        );
+        assert!(text(&article).contains("Paragraph 6."), "{}", text(&article));
+        let forum = format!(
+            "<body><h1>Reading room</h1><div class=post><p>{NOTE} First post.</p></div>\
+             <section id=comments>{paragraphs}</section></body>"
+        );
+        assert!(text(&forum).contains("Paragraph 6."), "{}", text(&forum));
     }
 
     #[test]

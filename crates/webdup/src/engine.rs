@@ -4,24 +4,22 @@
 //! (extract, shingle, sketch); [`Corpus`] holds the fingerprints of a run and
 //! the documents that failed; [`find_duplicates`] generates candidates,
 //! verifies them and clusters the result; [`neighbors`] and [`compare`] answer
-//! the other questions. Each stage only reads the output of the one before.
-
-use std::collections::HashMap;
+//! the other questions (the core's [`webdup_core::dedup`], run here on
+//! rayon's pool). Each stage only reads the output of the one before.
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::cluster;
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{self, ExtractConfig};
-use crate::index::{HammingTables, LshParams, lsh};
+use crate::index::LshParams;
 use crate::shingle::{ShingleConfig, Shingler};
-use crate::sketch::{MinHasher, Signature, SimHashWeighting, minhash, simhash, simhash::hamming};
+use crate::sketch::{MinHasher, Signature, SimHashWeighting, simhash};
 use crate::source::{Format, RawDocument};
 use crate::template::{self, TemplateConfig, Templates};
 use crate::threads::Threads;
 pub use crate::verify::Measure;
-use crate::verify::{self, Edge, Overlap};
+use webdup_core::dedup;
 
 pub use webdup_core::candidates::Method;
 
@@ -135,7 +133,7 @@ impl Config {
 
     /// The lower of [`Config::threshold`] and [`Config::cross_site_threshold`].
     pub fn lowest_threshold(&self) -> f64 {
-        self.cross_site_threshold.map_or(self.threshold, |c| c.min(self.threshold))
+        self.match_settings().lowest_threshold()
     }
 }
 
@@ -546,251 +544,31 @@ impl Corpus {
     }
 }
 
-/// A document in a cluster, measured against the cluster's representative.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Member {
-    /// Index into [`Corpus::docs`].
-    pub doc: usize,
-    /// Exact Jaccard with the representative.
-    pub jaccard: f64,
-    /// Share of this member's shingles found in the representative.
-    pub containment: f64,
-    /// Same normalized text as the representative.
-    pub exact: bool,
-}
-
-/// A group of near-duplicate documents.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Cluster {
-    /// 1-based, in order of each cluster's first member.
-    pub id: usize,
-    /// Index into [`Corpus::docs`].
-    pub representative: usize,
-    /// In input order; the representative is among them.
-    pub members: Vec<Member>,
-}
-
-impl Cluster {
-    /// True when every member has the representative's exact text.
-    pub fn is_exact(&self) -> bool {
-        self.members.iter().all(|m| m.exact)
-    }
-}
-
-/// Counts from one clustering run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Stats {
-    pub documents: usize,
-    pub exact_duplicates: usize,
-    pub candidate_pairs: usize,
-    pub confirmed_pairs: usize,
-    pub lsh: Option<LshParams>,
-    /// The size-class bandings of a containment search.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub containment: Option<lsh::ContainmentPlan>,
-    pub hamming_blocks: Option<usize>,
-}
-
-/// The answer of [`find_duplicates`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Clustering {
-    pub clusters: Vec<Cluster>,
-    /// Every confirmed pair (exact duplicates included), by document index.
-    pub edges: Vec<Edge>,
-    pub stats: Stats,
-}
-
-/// Candidate pairs among `docs` for `threshold`, by the chosen method.
-pub fn candidate_pairs(docs: &[&Fingerprint], config: &Config, threshold: f64) -> (Vec<(u32, u32)>, Stats) {
-    let mut stats = Stats::default();
-    let mut pairs = Vec::new();
-    if matches!(config.method, Method::MinHash | Method::Both) {
-        let sigs: Vec<&[u32]> = docs.iter().map(|d| d.minhash.as_slice()).collect();
-        match config.measure {
-            Measure::Jaccard => {
-                let params = LshParams::optimal(threshold, config.permutations);
-                pairs.extend(lsh::candidate_pairs_on(&Threads, &sigs, params));
-                stats.lsh = Some(params);
-            }
-            Measure::Containment => {
-                let sizes: Vec<usize> = docs.iter().map(|d| d.shingles.len()).collect();
-                let (found, plan) = lsh::containment_pairs_on(&Threads, &sigs, &sizes, threshold, config.permutations);
-                pairs.extend(found);
-                stats.containment = Some(plan);
-            }
-        }
-    }
-    if matches!(config.method, Method::SimHash | Method::Both) {
-        let tables = HammingTables::plan(docs.len(), config.max_hamming);
-        let fps: Vec<u64> = docs.iter().map(|d| d.simhash).collect();
-        pairs.extend(tables.pairs_within_on(&Threads, &fps));
-        stats.hamming_blocks = Some(tables.blocks.len());
-    }
-    let pairs = crate::index::normalize_pairs(pairs);
-    stats.candidate_pairs = pairs.len();
-    (pairs, stats)
-}
+// Duplicates, neighbours and comparisons are the core's (webdup_core::dedup),
+// over the corpus's fingerprints; here they run on rayon's pool.
+pub use webdup_core::dedup::{Cluster, Clustering, Comparison, Member, Neighbor, Stats, compare};
 
 /// Exact-duplicate grouping, candidate generation, verification and
-/// clustering over a corpus.
+/// clustering over a corpus ([`webdup_core::dedup::find_duplicates`] on
+/// rayon's pool; `stats.documents` counts the failed documents too).
 pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
-    let docs = &corpus.docs;
-    // Exact duplicates first: each extra copy links to the first, and only
-    // the first of each text takes part in the near-duplicate search.
-    let mut first_of: HashMap<[u8; 16], u32> = HashMap::new();
-    let mut edges: Vec<Edge> = Vec::new();
-    let mut uniques: Vec<u32> = Vec::new();
-    for (i, d) in docs.iter().enumerate() {
-        match first_of.get(&d.digest) {
-            Some(&f) => {
-                let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
-                edges.push(Edge { a: f, b: i as u32, overlap });
-            }
-            None => {
-                first_of.insert(d.digest, i as u32);
-                uniques.push(i as u32);
-            }
-        }
-    }
-    let exact_duplicates = edges.len();
-    let unique_docs: Vec<&Fingerprint> = uniques.iter().map(|&i| &docs[i as usize]).collect();
-    let lowest = config.lowest_threshold();
-    let (candidates, mut stats) = candidate_pairs(&unique_docs, config, lowest);
-    let sets: Vec<&[u64]> = unique_docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let mut near = verify::confirm_by_on(&Threads, config.measure, &candidates, &sets, lowest);
-    if let Some(cross) = config.cross_site_threshold {
-        // Each pair against its own rule: across sites, or within one.
-        let scope = config.template.as_ref().map_or_else(Default::default, |t| t.scope);
-        let sites: Vec<Option<String>> = unique_docs.iter().map(|d| template::site_of(&d.id, scope)).collect();
-        near.retain(|e| {
-            let (a, b) = (&sites[e.a as usize], &sites[e.b as usize]);
-            let across = a.is_some() && b.is_some() && a != b;
-            config.measure.of(&e.overlap) >= if across { cross } else { config.threshold } - 1e-12
-        });
-    }
-    stats.documents = corpus.len();
-    stats.exact_duplicates = exact_duplicates;
-    stats.confirmed_pairs = near.len();
-    edges.extend(near.into_iter().map(|e| Edge { a: uniques[e.a as usize], b: uniques[e.b as usize], ..e }));
-    edges.sort_unstable_by_key(|e| (e.a, e.b));
-
-    let order: Vec<usize> = docs.iter().map(|d| d.order).collect();
-    let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
-    let groups = cluster::components(docs.len(), &links, &order, config.min_cluster_size);
-    let clusters = groups
-        .into_iter()
-        .enumerate()
-        .map(|(n, g)| {
-            let rep = &docs[g.representative as usize];
-            let members = g
-                .members
-                .iter()
-                .map(|&m| {
-                    let d = &docs[m as usize];
-                    let o = Overlap::of(&d.shingles, &rep.shingles);
-                    Member {
-                        doc: m as usize,
-                        jaccard: o.jaccard(),
-                        containment: o.containment_a_in_b(),
-                        exact: d.digest == rep.digest,
-                    }
-                })
-                .collect();
-            Cluster { id: n + 1, representative: g.representative as usize, members }
-        })
-        .collect();
-    Clustering { clusters, edges, stats }
-}
-
-/// A similar document found by [`neighbors`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Neighbor {
-    pub doc: usize,
-    pub jaccard: f64,
-    /// Share of the document's shingles found in this neighbor.
-    pub containment: f64,
-    /// Share of this neighbor's shingles found in the document.
-    pub contained: f64,
+    let mut clustering =
+        dedup::find_duplicates(&Threads, &corpus.docs, &config.match_settings(), &config.fingerprint_settings());
+    clustering.stats.documents = corpus.len();
+    clustering
 }
 
 /// For each document, up to `top` others whose exact [`Config::measure`]
 /// is at least `floor`, most similar first (ties in input order).
 pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Vec<Vec<Neighbor>> {
-    let docs: Vec<&Fingerprint> = corpus.docs.iter().collect();
-    let (candidates, _) = candidate_pairs(&docs, config, floor);
-    let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let edges = verify::confirm_by_on(&Threads, config.measure, &candidates, &sets, floor);
-    let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
-    for e in edges {
-        let o = e.overlap;
-        out[e.a as usize].push(Neighbor {
-            doc: e.b as usize,
-            jaccard: o.jaccard(),
-            containment: o.containment_a_in_b(),
-            contained: o.containment_b_in_a(),
-        });
-        out[e.b as usize].push(Neighbor {
-            doc: e.a as usize,
-            jaccard: o.jaccard(),
-            containment: o.containment_b_in_a(),
-            contained: o.containment_a_in_b(),
-        });
-    }
-    let score = |n: &Neighbor| match config.measure {
-        Measure::Jaccard => n.jaccard,
-        // The containment of the smaller page in the larger.
-        Measure::Containment => n.containment.max(n.contained),
-    };
-    for list in &mut out {
-        list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(docs[x.doc].order.cmp(&docs[y.doc].order)));
-        list.truncate(top);
-    }
-    out
-}
-
-/// Everything known about how two documents relate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    #[serde(serialize_with = "verify::serialize_round6")]
-    pub jaccard: f64,
-    #[serde(serialize_with = "verify::serialize_round6")]
-    pub minhash_estimate: f64,
-    pub simhash_distance: u32,
-    #[serde(serialize_with = "verify::serialize_round6")]
-    pub containment_a_in_b: f64,
-    #[serde(serialize_with = "verify::serialize_round6")]
-    pub containment_b_in_a: f64,
-    pub shared_shingles: usize,
-    pub only_in_a: usize,
-    pub only_in_b: usize,
-    pub exact: bool,
-    pub threshold: f64,
-    /// Jaccard at or above the threshold.
-    pub duplicate: bool,
-}
-
-/// Compares two fingerprints exactly and by each sketch.
-pub fn compare(a: &Fingerprint, b: &Fingerprint, threshold: f64) -> Comparison {
-    let o = Overlap::of(&a.shingles, &b.shingles);
-    Comparison {
-        jaccard: o.jaccard(),
-        minhash_estimate: minhash::estimate(&a.minhash, &b.minhash),
-        simhash_distance: hamming(a.simhash, b.simhash),
-        containment_a_in_b: o.containment_a_in_b(),
-        containment_b_in_a: o.containment_b_in_a(),
-        shared_shingles: o.shared,
-        only_in_a: o.len_a - o.shared,
-        only_in_b: o.len_b - o.shared,
-        exact: a.digest == b.digest,
-        threshold,
-        duplicate: o.jaccard() >= threshold,
-    }
+    dedup::neighbors(&Threads, &corpus.docs, &config.match_settings(), &config.fingerprint_settings(), floor, top)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::source::{Format, RawDocument};
+    use crate::verify::Overlap;
 
     #[test]
     fn relative_canonicals_resolve_against_the_address_after_redirects() {

@@ -1,0 +1,374 @@
+//! From fingerprints to duplicates: exact groups, candidate pairs,
+//! exact verification, clusters, neighbours and pairwise comparison.
+//!
+//! Each function takes the fingerprints, the [`MatchSettings`] that say how
+//! to compare them and the [`FingerprintSettings`] they were made with
+//! (their MinHash permutations, their sites' scope), and a [`Units`] runner
+//! for its independent parts: the facade runs them on rayon, a dataflow
+//! worker or a Python thread one after another. The answer never depends on
+//! the runner.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::candidates::{self, HammingTables, LshParams, Method, lsh};
+use crate::cluster;
+use crate::fingerprint::Fingerprint;
+use crate::settings::{FingerprintSettings, MatchSettings};
+use crate::sketch::{minhash, simhash::hamming};
+use crate::template;
+use crate::units::Units;
+use crate::verify::{self, Edge, Measure, Overlap};
+
+/// A member of a [`Cluster`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Member {
+    /// Index into the fingerprints clustered.
+    pub doc: usize,
+    /// Exact Jaccard with the representative.
+    pub jaccard: f64,
+    /// Share of this member's shingles found in the representative.
+    pub containment: f64,
+    /// Same normalized text as the representative.
+    pub exact: bool,
+}
+
+/// A group of duplicates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cluster {
+    /// 1-based, in order of each cluster's first member.
+    pub id: usize,
+    /// Index into the fingerprints clustered.
+    pub representative: usize,
+    /// In input order; the representative is among them.
+    pub members: Vec<Member>,
+}
+
+impl Cluster {
+    /// Every member has the representative's exact text.
+    pub fn is_exact(&self) -> bool {
+        self.members.iter().all(|m| m.exact)
+    }
+}
+
+/// Counts from one clustering run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stats {
+    pub documents: usize,
+    pub exact_duplicates: usize,
+    pub candidate_pairs: usize,
+    pub confirmed_pairs: usize,
+    pub lsh: Option<LshParams>,
+    /// The size-class bandings of a containment search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub containment: Option<lsh::ContainmentPlan>,
+    pub hamming_blocks: Option<usize>,
+}
+
+/// The answer of [`find_duplicates`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Clustering {
+    pub clusters: Vec<Cluster>,
+    /// Every confirmed pair (exact duplicates included), by document index.
+    pub edges: Vec<Edge>,
+    pub stats: Stats,
+}
+
+impl MatchSettings {
+    /// The lower of the two thresholds: what candidates must cover.
+    pub fn lowest_threshold(&self) -> f64 {
+        self.cross_site_threshold.map_or(self.threshold, |c| c.min(self.threshold))
+    }
+}
+
+/// Candidate pairs among `docs` for `threshold`, by the chosen method.
+pub fn candidate_pairs(
+    units: &impl Units,
+    docs: &[&Fingerprint],
+    matching: &MatchSettings,
+    permutations: usize,
+    threshold: f64,
+) -> (Vec<(u32, u32)>, Stats) {
+    let mut stats = Stats::default();
+    let mut pairs = Vec::new();
+    if matches!(matching.method, Method::MinHash | Method::Both) {
+        let sigs: Vec<&[u32]> = docs.iter().map(|d| d.minhash.as_slice()).collect();
+        match matching.measure {
+            Measure::Jaccard => {
+                let params = LshParams::optimal(threshold, permutations);
+                pairs.extend(lsh::candidate_pairs_on(units, &sigs, params));
+                stats.lsh = Some(params);
+            }
+            Measure::Containment => {
+                let sizes: Vec<usize> = docs.iter().map(|d| d.shingles.len()).collect();
+                let (found, plan) = lsh::containment_pairs_on(units, &sigs, &sizes, threshold, permutations);
+                pairs.extend(found);
+                stats.containment = Some(plan);
+            }
+        }
+    }
+    if matches!(matching.method, Method::SimHash | Method::Both) {
+        let tables = HammingTables::plan(docs.len(), matching.max_hamming);
+        let fps: Vec<u64> = docs.iter().map(|d| d.simhash).collect();
+        pairs.extend(tables.pairs_within_on(units, &fps));
+        stats.hamming_blocks = Some(tables.blocks.len());
+    }
+    let pairs = candidates::normalize_pairs(pairs);
+    stats.candidate_pairs = pairs.len();
+    (pairs, stats)
+}
+
+/// Exact-duplicate grouping, candidate generation, verification and
+/// clustering over `docs` (in input order: `Fingerprint::order` breaks
+/// ties), made with `made_with`.
+pub fn find_duplicates(
+    units: &impl Units,
+    docs: &[Fingerprint],
+    matching: &MatchSettings,
+    made_with: &FingerprintSettings,
+) -> Clustering {
+    // Exact duplicates first: each extra copy links to the first, and only
+    // the first of each text takes part in the near-duplicate search.
+    let mut first_of: HashMap<[u8; 16], u32> = HashMap::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut uniques: Vec<u32> = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        match first_of.get(&d.digest) {
+            Some(&f) => {
+                let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
+                edges.push(Edge { a: f, b: i as u32, overlap });
+            }
+            None => {
+                first_of.insert(d.digest, i as u32);
+                uniques.push(i as u32);
+            }
+        }
+    }
+    let exact_duplicates = edges.len();
+    let unique_docs: Vec<&Fingerprint> = uniques.iter().map(|&i| &docs[i as usize]).collect();
+    let lowest = matching.lowest_threshold();
+    let (candidates, mut stats) = candidate_pairs(units, &unique_docs, matching, made_with.permutations, lowest);
+    let sets: Vec<&[u64]> = unique_docs.iter().map(|d| d.shingles.as_slice()).collect();
+    let mut near = verify::confirm_by_on(units, matching.measure, &candidates, &sets, lowest);
+    if let Some(cross) = matching.cross_site_threshold {
+        // Each pair against its own rule: across sites, or within one.
+        let scope = made_with.template.as_ref().map_or_else(Default::default, |t| t.scope);
+        let sites: Vec<Option<String>> = unique_docs.iter().map(|d| template::site_of(&d.id, scope)).collect();
+        near.retain(|e| {
+            let (a, b) = (&sites[e.a as usize], &sites[e.b as usize]);
+            let across = a.is_some() && b.is_some() && a != b;
+            matching.measure.of(&e.overlap) >= if across { cross } else { matching.threshold } - 1e-12
+        });
+    }
+    stats.documents = docs.len();
+    stats.exact_duplicates = exact_duplicates;
+    stats.confirmed_pairs = near.len();
+    edges.extend(near.into_iter().map(|e| Edge { a: uniques[e.a as usize], b: uniques[e.b as usize], ..e }));
+    edges.sort_unstable_by_key(|e| (e.a, e.b));
+
+    let order: Vec<usize> = docs.iter().map(|d| d.order).collect();
+    let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
+    let groups = cluster::components(docs.len(), &links, &order, matching.min_cluster_size);
+    let clusters = groups
+        .into_iter()
+        .enumerate()
+        .map(|(n, g)| {
+            let rep = &docs[g.representative as usize];
+            let members = g
+                .members
+                .iter()
+                .map(|&m| {
+                    let d = &docs[m as usize];
+                    let o = Overlap::of(&d.shingles, &rep.shingles);
+                    Member {
+                        doc: m as usize,
+                        jaccard: o.jaccard(),
+                        containment: o.containment_a_in_b(),
+                        exact: d.digest == rep.digest,
+                    }
+                })
+                .collect();
+            Cluster { id: n + 1, representative: g.representative as usize, members }
+        })
+        .collect();
+    Clustering { clusters, edges, stats }
+}
+
+/// A similar document found by [`neighbors`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Neighbor {
+    pub doc: usize,
+    pub jaccard: f64,
+    /// Share of the document's shingles found in this neighbor.
+    pub containment: f64,
+    /// Share of this neighbor's shingles found in the document.
+    pub contained: f64,
+}
+
+/// For each document, up to `top` others whose exact
+/// [`MatchSettings::measure`] is at least `floor`, most similar first (ties
+/// in input order).
+pub fn neighbors(
+    units: &impl Units,
+    docs: &[Fingerprint],
+    matching: &MatchSettings,
+    made_with: &FingerprintSettings,
+    floor: f64,
+    top: usize,
+) -> Vec<Vec<Neighbor>> {
+    let refs: Vec<&Fingerprint> = docs.iter().collect();
+    let (candidates, _) = candidate_pairs(units, &refs, matching, made_with.permutations, floor);
+    let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
+    let edges = verify::confirm_by_on(units, matching.measure, &candidates, &sets, floor);
+    let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
+    for e in edges {
+        let o = e.overlap;
+        out[e.a as usize].push(Neighbor {
+            doc: e.b as usize,
+            jaccard: o.jaccard(),
+            containment: o.containment_a_in_b(),
+            contained: o.containment_b_in_a(),
+        });
+        out[e.b as usize].push(Neighbor {
+            doc: e.a as usize,
+            jaccard: o.jaccard(),
+            containment: o.containment_b_in_a(),
+            contained: o.containment_a_in_b(),
+        });
+    }
+    let score = |n: &Neighbor| match matching.measure {
+        Measure::Jaccard => n.jaccard,
+        // The containment of the smaller page in the larger.
+        Measure::Containment => n.containment.max(n.contained),
+    };
+    for list in &mut out {
+        list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(docs[x.doc].order.cmp(&docs[y.doc].order)));
+        list.truncate(top);
+    }
+    out
+}
+
+/// Everything known about how two documents relate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    #[serde(serialize_with = "verify::serialize_round6")]
+    pub jaccard: f64,
+    #[serde(serialize_with = "verify::serialize_round6")]
+    pub minhash_estimate: f64,
+    pub simhash_distance: u32,
+    #[serde(serialize_with = "verify::serialize_round6")]
+    pub containment_a_in_b: f64,
+    #[serde(serialize_with = "verify::serialize_round6")]
+    pub containment_b_in_a: f64,
+    pub shared_shingles: usize,
+    pub only_in_a: usize,
+    pub only_in_b: usize,
+    pub exact: bool,
+    pub threshold: f64,
+    /// Jaccard at or above the threshold.
+    pub duplicate: bool,
+}
+
+/// Compares two fingerprints exactly and by each sketch.
+pub fn compare(a: &Fingerprint, b: &Fingerprint, threshold: f64) -> Comparison {
+    let o = Overlap::of(&a.shingles, &b.shingles);
+    Comparison {
+        jaccard: o.jaccard(),
+        minhash_estimate: minhash::estimate(&a.minhash, &b.minhash),
+        simhash_distance: hamming(a.simhash, b.simhash),
+        containment_a_in_b: o.containment_a_in_b(),
+        containment_b_in_a: o.containment_b_in_a(),
+        shared_shingles: o.shared,
+        only_in_a: o.len_a - o.shared,
+        only_in_b: o.len_b - o.shared,
+        exact: a.digest == b.digest,
+        threshold,
+        duplicate: o.jaccard() >= threshold,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shingle::{ShingleConfig, Shingler};
+    use crate::sketch::MinHasher;
+    use crate::template::TemplateConfig;
+    use crate::units::InTurn;
+
+    fn settings() -> (MatchSettings, FingerprintSettings) {
+        let matching = MatchSettings {
+            threshold: 0.8,
+            cross_site_threshold: Some(0.5),
+            measure: Measure::Jaccard,
+            method: Method::MinHash,
+            max_hamming: 3,
+            min_cluster_size: 2,
+        };
+        let made_with = FingerprintSettings {
+            version: crate::settings::FINGERPRINT_SETTINGS_VERSION,
+            extractor: "none".into(),
+            include_selector: None,
+            exclude_selector: None,
+            template: Some(TemplateConfig::default()),
+            shingle_size: 5,
+            stopwords: false,
+            stem: false,
+            language: "auto".into(),
+            permutations: 128,
+            seed: 42,
+            simhash_weighting: crate::sketch::SimHashWeighting::Tf,
+        };
+        (matching, made_with)
+    }
+
+    fn doc(id: &str, order: usize, words: &[String]) -> Fingerprint {
+        let s = Shingler::new(ShingleConfig::default()).shingle(&words.join(" "));
+        let minhash = MinHasher::new(128, 42).sketch(&s.hashes);
+        Fingerprint::from_parts(id.into(), order, words.len(), s.hashes, s.digest, minhash, 0)
+    }
+
+    /// A story, a copy with every 24th word changed (Jaccard about 0.6), an
+    /// exact copy and an unrelated text.
+    fn docs(copy_site: &str) -> Vec<Fingerprint> {
+        let story: Vec<String> = (0..120).map(|i| format!("w{i}")).collect();
+        let mut copy = story.clone();
+        for i in (0..120).step_by(24) {
+            copy[i] = format!("x{i}");
+        }
+        let other: Vec<String> = (0..120).map(|i| format!("z{i}")).collect();
+        vec![
+            doc("a/story.txt", 0, &story),
+            doc(&format!("{copy_site}/copy.txt"), 1, &copy),
+            doc("a/again.txt", 2, &story),
+            doc("c/other.txt", 3, &other),
+        ]
+    }
+
+    #[test]
+    fn copies_cluster_by_their_sites_rule_and_exact_copies_always() {
+        let (matching, made_with) = settings();
+        let across = find_duplicates(&InTurn, &docs("b"), &matching, &made_with);
+        assert_eq!(across.clusters.len(), 1);
+        let members: Vec<(usize, bool)> = across.clusters[0].members.iter().map(|m| (m.doc, m.exact)).collect();
+        assert_eq!(members, [(0, true), (1, false), (2, true)]);
+        assert_eq!((across.stats.documents, across.stats.exact_duplicates), (4, 1));
+        // Within one site the copy is held to 0.8; the exact copy stays.
+        let within = find_duplicates(&InTurn, &docs("a"), &matching, &made_with);
+        let members: Vec<usize> = within.clusters[0].members.iter().map(|m| m.doc).collect();
+        assert_eq!(members, [0, 2]);
+    }
+
+    #[test]
+    fn neighbours_come_most_similar_first_and_compare_agrees() {
+        let (matching, made_with) = settings();
+        let docs = docs("a");
+        let found = neighbors(&InTurn, &docs, &matching, &made_with, 0.5, 5);
+        let of_story: Vec<usize> = found[0].iter().map(|n| n.doc).collect();
+        assert_eq!(of_story, [2, 1]);
+        assert!(found[3].is_empty());
+        let c = compare(&docs[0], &docs[1], 0.8);
+        assert!((c.jaccard - found[0][1].jaccard).abs() < 1e-12 && !c.duplicate && !c.exact);
+        assert!(compare(&docs[0], &docs[2], 0.8).exact);
+    }
+}

@@ -163,6 +163,102 @@ pub fn observe(meta: Option<&PageMeta>, exchange: Option<&Exchange>) -> Observed
     o
 }
 
+/// What the index records of a page beside its content: what the page
+/// says about itself, and what its HTTP headers said (the `Link` canonical,
+/// `X-Robots-Tag`), merged by [`observe`]. (`webdup_store::PageMeta`.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordMeta {
+    pub title: Option<String>,
+    pub canonical: Option<String>,
+    pub noindex: Option<bool>,
+    pub description: Option<String>,
+    pub h1: Option<String>,
+    /// Where `canonical` came from: `html` (`<link rel=canonical>`) or
+    /// `http` (`Link` header); `None` when unknown (rows stored before
+    /// schema version 3, canonicals given through the API).
+    #[serde(default)]
+    pub canonical_source: Option<String>,
+    /// Why `noindex` is true: `meta` (robots meta tag) or `x-robots-tag`.
+    #[serde(default)]
+    pub noindex_source: Option<String>,
+}
+
+impl RecordMeta {
+    /// Takes the canonical and indexability of [`observe`].
+    pub fn observe(&mut self, o: Observed) {
+        self.canonical = o.canonical;
+        self.canonical_source = o.canonical_source.map(|s| s.as_str().into());
+        self.noindex = Some(o.noindex);
+        self.noindex_source = o.noindex_source.map(|s| s.as_str().into());
+    }
+}
+
+/// One page of one crawl as recorded (without its shingles): where it was
+/// asked for and where it ended, what the exchange answered, what the page
+/// said. The index reads these back (`webdup_store::StoredPage`); the SEO
+/// reports (webdup-seo) read nothing else.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageRecord {
+    /// The index's row id.
+    pub id: i64,
+    pub crawl: String,
+    pub url: String,
+    pub final_url: Option<String>,
+    pub status: Option<u16>,
+    /// Seconds since the Unix epoch; ISO 8601 (UTC) in JSON.
+    #[serde(serialize_with = "iso8601")]
+    pub fetched_at: i64,
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    #[serde(flatten)]
+    pub meta: RecordMeta,
+    /// The responses before the final one, when the URL redirected
+    /// (stored since schema version 5).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redirects: Vec<Hop>,
+    pub word_count: usize,
+    /// MD5 of the normalized text, hex; `None` without content.
+    pub digest: Option<String>,
+    pub simhash: Option<u64>,
+    pub shingle_count: usize,
+}
+
+impl PageRecord {
+    /// Where the content was actually served: the final URL, else the URL.
+    pub fn effective_url(&self) -> &str {
+        self.final_url.as_deref().unwrap_or(&self.url)
+    }
+}
+
+/// One crawl read back whole: its name, and each page's record with its
+/// shingle set (empty when the page had no content), in the order stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Crawl {
+    pub name: String,
+    pub pages: Vec<(PageRecord, Vec<u64>)>,
+}
+
+/// `seconds` since the Unix epoch as an ISO 8601 UTC time,
+/// `2024-09-01T12:30:05Z`.
+pub fn iso8601_utc(seconds: i64) -> String {
+    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+fn iso8601<S: serde::Serializer>(seconds: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&iso8601_utc(*seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

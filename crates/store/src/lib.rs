@@ -25,7 +25,6 @@
 //! pages with `webdup`'s `Fingerprinter`.
 
 pub mod bands;
-pub mod lost_and_found;
 pub mod schema;
 
 use std::collections::{BTreeSet, HashSet};
@@ -43,7 +42,10 @@ use crate::template::{TemplateConfig, Templates};
 use crate::verify::Overlap;
 pub(crate) use webdup_core::candidates as index;
 use webdup_core::fingerprint::Fingerprint;
-use webdup_core::page::{Exchange, Hop, Observed, observe};
+use webdup_core::page::{Exchange, Hop, observe};
+// A page as stored is the core's page record; its metadata, the core's
+// record of what the page and its headers said. Their old names stay.
+pub use webdup_core::page::{Crawl, PageRecord as StoredPage, RecordMeta as PageMeta, iso8601_utc};
 use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings};
 use webdup_core::sketch::SimHashWeighting;
 pub(crate) use webdup_core::{shingle, template, verify};
@@ -250,35 +252,6 @@ impl Settings {
     }
 }
 
-/// Page metadata beside the content: what the page says about itself, and
-/// what its HTTP headers say (the `Link` canonical, `X-Robots-Tag`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PageMeta {
-    pub title: Option<String>,
-    pub canonical: Option<String>,
-    pub noindex: Option<bool>,
-    pub description: Option<String>,
-    pub h1: Option<String>,
-    /// Where `canonical` came from: `html` (`<link rel=canonical>`) or
-    /// `http` (`Link` header); `None` when unknown (rows stored before
-    /// schema version 3, canonicals given through the API).
-    #[serde(default)]
-    pub canonical_source: Option<String>,
-    /// Why `noindex` is true: `meta` (robots meta tag) or `x-robots-tag`.
-    #[serde(default)]
-    pub noindex_source: Option<String>,
-}
-
-impl PageMeta {
-    /// Takes the canonical and indexability of [`observe`].
-    fn observe(&mut self, o: Observed) {
-        self.canonical = o.canonical;
-        self.canonical_source = o.canonical_source.map(|s| s.as_str().into());
-        self.noindex = Some(o.noindex);
-        self.noindex_source = o.noindex_source.map(|s| s.as_str().into());
-    }
-}
-
 /// One page of one crawl, to be inserted.
 #[derive(Debug, Clone)]
 pub struct Page {
@@ -401,39 +374,6 @@ impl Page {
     }
 }
 
-/// A page as stored (without its shingles).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StoredPage {
-    pub id: i64,
-    pub crawl: String,
-    pub url: String,
-    pub final_url: Option<String>,
-    pub status: Option<u16>,
-    /// Seconds since the Unix epoch; ISO 8601 (UTC) in JSON.
-    #[serde(serialize_with = "iso8601")]
-    pub fetched_at: i64,
-    pub error_kind: Option<String>,
-    pub error: Option<String>,
-    #[serde(flatten)]
-    pub meta: PageMeta,
-    /// The responses before the final one, when the URL redirected
-    /// (stored since schema version 5).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub redirects: Vec<Hop>,
-    pub word_count: usize,
-    /// MD5 of the normalized text, hex; `None` without content.
-    pub digest: Option<String>,
-    pub simhash: Option<u64>,
-    pub shingle_count: usize,
-}
-
-impl StoredPage {
-    /// Where the content was actually served: the final URL, else the URL.
-    pub fn effective_url(&self) -> &str {
-        self.final_url.as_deref().unwrap_or(&self.url)
-    }
-}
-
 /// An indexed page similar to the one checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Match {
@@ -495,23 +435,6 @@ pub struct CrawlStats {
     pub first_fetched_at: i64,
     #[serde(serialize_with = "iso8601")]
     pub last_fetched_at: i64,
-}
-
-/// `seconds` since the Unix epoch as an ISO 8601 UTC time,
-/// `2024-09-01T12:30:05Z`.
-pub fn iso8601_utc(seconds: i64) -> String {
-    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 fn iso8601<S: serde::Serializer>(seconds: &i64, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -1231,9 +1154,14 @@ impl Index {
         })
     }
 
+    /// The crawl `name` read back whole, for whole-crawl analyses such as
+    /// lost-and-found (webdup-seo): [`Index::crawl_pages`] under its name.
+    pub fn crawl(&self, name: &str) -> Result<Crawl> {
+        Ok(Crawl { name: name.into(), pages: self.crawl_pages(name)? })
+    }
+
     /// Every page of `crawl` with its shingles (empty without content), in
-    /// insertion order. Meant for whole-crawl analyses such as
-    /// [`lost_and_found`].
+    /// insertion order.
     pub fn crawl_pages(&self, crawl: &str) -> Result<Vec<(StoredPage, Vec<u64>)>> {
         self.with_reader(|conn| {
             let mut stmt =
@@ -1531,8 +1459,6 @@ fn decode_u32s(blob: &[u8], page_id: i64) -> Result<Vec<u32>> {
     }
     Ok(blob.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
 }
-
-pub use lost_and_found::lost_and_found;
 
 #[cfg(test)]
 mod time_tests {

@@ -60,7 +60,27 @@ pub mod score;
 pub mod store {
     pub use webdup_store::*;
     pub mod serve;
+
+    /// Lost and found over an index's crawls: [`webdup_seo::lost_and_found`]
+    /// fed by [`Index::crawl`].
+    pub mod lost_and_found {
+        pub use webdup_seo::lost_and_found::*;
+
+        use super::{Error, Index, Result};
+
+        /// Builds the redirect map from crawl `old` to crawl `new` of `index`.
+        pub fn lost_and_found(index: &Index, old: &str, new: &str, options: &Options) -> Result<RedirectMap> {
+            let (old, new) = (index.crawl(old)?, index.crawl(new)?);
+            webdup_seo::lost_and_found(&old, &new, options).map_err(|e| match e {
+                webdup_seo::Error::EmptyCrawl(name) => {
+                    Error::InvalidPage(format!("crawl '{name}' has no pages in {}", index.path().display()))
+                }
+            })
+        }
+    }
 }
+/// SEO reports over recorded crawls (webdup-seo).
+pub use webdup_seo as seo;
 pub mod synth;
 pub mod threads;
 

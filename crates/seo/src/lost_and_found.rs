@@ -23,7 +23,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::{Index, Result, StoredPage};
+use webdup_core::page::{Crawl, PageRecord as StoredPage};
+
+use crate::{Error, Result};
 
 /// How sure a proposed redirect is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -78,10 +80,10 @@ pub struct Redirect {
     pub new_url: String,
     /// Why the old URL counts as gone.
     pub reason: String,
-    #[serde(serialize_with = "crate::verify::serialize_round6")]
+    #[serde(serialize_with = "webdup_core::verify::serialize_round6")]
     pub jaccard: f64,
     /// Share of the old page's shingles found in the new page.
-    #[serde(serialize_with = "crate::verify::serialize_round6")]
+    #[serde(serialize_with = "webdup_core::verify::serialize_round6")]
     pub containment: f64,
     pub title_match: bool,
     pub confidence: Confidence,
@@ -96,7 +98,7 @@ pub struct Unmatched {
     pub reason: String,
     /// The most similar live page, too dissimilar to propose.
     pub best_url: Option<String>,
-    #[serde(serialize_with = "crate::verify::serialize_round6")]
+    #[serde(serialize_with = "webdup_core::verify::serialize_round6")]
     pub best_jaccard: f64,
 }
 
@@ -105,9 +107,9 @@ pub struct Unmatched {
 pub struct AlreadyRedirected {
     pub old_url: String,
     pub final_url: String,
-    #[serde(serialize_with = "crate::verify::serialize_round6")]
+    #[serde(serialize_with = "webdup_core::verify::serialize_round6")]
     pub jaccard: f64,
-    #[serde(serialize_with = "crate::verify::serialize_round6")]
+    #[serde(serialize_with = "webdup_core::verify::serialize_round6")]
     pub containment: f64,
 }
 
@@ -125,18 +127,16 @@ pub struct RedirectMap {
     pub already_redirected: Vec<AlreadyRedirected>,
 }
 
-/// Builds the redirect map from crawl `old` to crawl `new` of `index`.
-pub fn lost_and_found(index: &Index, old: &str, new: &str, options: &Options) -> Result<RedirectMap> {
-    let old_pages = index.crawl_pages(old)?;
-    let new_pages = index.crawl_pages(new)?;
-    if old_pages.is_empty() {
-        return Err(super::Error::InvalidPage(format!("crawl '{old}' has no pages in {}", index.path().display())));
-    }
-    if new_pages.is_empty() {
-        return Err(super::Error::InvalidPage(format!("crawl '{new}' has no pages in {}", index.path().display())));
+/// Builds the redirect map from crawl `old` to crawl `new`.
+pub fn lost_and_found(old: &Crawl, new: &Crawl, options: &Options) -> Result<RedirectMap> {
+    let (old_pages, new_pages) = (&old.pages, &new.pages);
+    for crawl in [old, new] {
+        if crawl.pages.is_empty() {
+            return Err(Error::EmptyCrawl(crawl.name.clone()));
+        }
     }
     let new_by_url: HashMap<&str, &(StoredPage, Vec<u64>)> = new_pages.iter().map(|p| (p.0.url.as_str(), p)).collect();
-    let templates = templates(&new_pages);
+    let templates = templates(new_pages);
 
     // Live pages of the new crawl, once per address that served them.
     let mut seen = HashSet::new();
@@ -157,15 +157,15 @@ pub fn lost_and_found(index: &Index, old: &str, new: &str, options: &Options) ->
     }
 
     let mut map = RedirectMap {
-        old_crawl: old.into(),
-        new_crawl: new.into(),
+        old_crawl: old.name.clone(),
+        new_crawl: new.name.clone(),
         old_pages: 0,
         unchanged: 0,
         redirects: Vec::new(),
         unmatched: Vec::new(),
         already_redirected: Vec::new(),
     };
-    for (page, shingles) in &old_pages {
+    for (page, shingles) in old_pages {
         if shingles.is_empty() {
             continue; // already broken in the old crawl
         }
@@ -248,7 +248,7 @@ fn is_home(url: &str) -> bool {
 }
 
 fn overlap(a: &[u64], b: &[u64]) -> (f64, f64) {
-    let o = crate::verify::Overlap::of(a, b);
+    let o = webdup_core::verify::Overlap::of(a, b);
     (o.jaccard(), o.containment_a_in_b())
 }
 
@@ -366,4 +366,64 @@ fn best_home(
         confidence,
         evidence,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(crawl: &str, url: &str, status: u16, shingles: &[u64]) -> (StoredPage, Vec<u64>) {
+        let record = StoredPage {
+            id: 0,
+            crawl: crawl.into(),
+            url: url.into(),
+            final_url: None,
+            status: Some(status),
+            fetched_at: 0,
+            error_kind: None,
+            error: None,
+            meta: Default::default(),
+            redirects: Vec::new(),
+            word_count: shingles.len(),
+            digest: (!shingles.is_empty()).then(|| format!("{:x}", shingles.iter().sum::<u64>())),
+            simhash: None,
+            shingle_count: shingles.len(),
+        };
+        (record, shingles.to_vec())
+    }
+
+    fn crawl(name: &str, pages: Vec<(StoredPage, Vec<u64>)>) -> Crawl {
+        Crawl { name: name.into(), pages }
+    }
+
+    #[test]
+    fn a_moved_page_is_found_from_two_crawls_alone() {
+        let story: Vec<u64> = (0..40).collect();
+        let other: Vec<u64> = (100..140).collect();
+        let old = crawl(
+            "v1",
+            vec![page("v1", "https://a.test/story", 200, &story), page("v1", "https://a.test/other", 200, &other)],
+        );
+        let new = crawl(
+            "v2",
+            vec![
+                page("v2", "https://a.test/story", 404, &[]),
+                page("v2", "https://a.test/news/story", 200, &story[..36]),
+                page("v2", "https://a.test/other", 200, &other),
+            ],
+        );
+        let map = lost_and_found(&old, &new, &Options::default()).unwrap();
+        assert_eq!((map.old_pages, map.unchanged), (2, 1));
+        let moved: Vec<(&str, &str, &str)> =
+            map.redirects.iter().map(|r| (r.old_url.as_str(), r.new_url.as_str(), r.reason.as_str())).collect();
+        assert_eq!(moved, [("https://a.test/story", "https://a.test/news/story", "http_404")]);
+        assert!(map.unmatched.is_empty() && map.already_redirected.is_empty());
+    }
+
+    #[test]
+    fn an_empty_crawl_is_an_error_naming_it() {
+        let old = crawl("v1", vec![page("v1", "https://a.test/story", 200, &[1, 2, 3])]);
+        let err = lost_and_found(&old, &crawl("v2", Vec::new()), &Options::default()).unwrap_err();
+        assert_eq!(err.to_string(), "crawl 'v2' has no pages");
+    }
 }

@@ -441,15 +441,29 @@ fn contains_ignoring_case(value: &str, part: &str) -> bool {
     value.as_bytes().windows(part.len()).any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
 }
 
-/// The first of `words` that `e`'s class or id contains as a whole word.
+/// Parts of a class or id that make it describe the page's layout rather
+/// than name a piece of furniture: `c-layout-sidebar-left`,
+/// `l-sidebar-fixed` (a BEM layout block), `has-sidebar`, `with-sidebar`
+/// hold the content *beside* a sidebar. (`footer-wrap` or
+/// `sidebar-container` are still the footer and the sidebar.)
+const LAYOUT_PARTS: &[&str] = &["l", "layout", "has", "with"];
+
+/// The first of `words` that one of `e`'s classes, or its id, contains as
+/// a whole word, unless that class or id describes a layout
+/// ([`LAYOUT_PARTS`]).
 fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static str> {
     let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
-    let find = |v: &str| {
-        v.split(|c: char| !c.is_ascii_alphanumeric())
+    let find = |token: &str| {
+        let parts = || token.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty());
+        if parts().any(|w| LAYOUT_PARTS.iter().any(|l| w.eq_ignore_ascii_case(l))) {
+            return None;
+        }
+        parts()
             .filter(|w| (2..=longest).contains(&w.len()))
             .find_map(|w| words.iter().find(|f| f.len() == w.len() && w.eq_ignore_ascii_case(f)).copied())
     };
-    e.attr("class").and_then(find).or_else(|| e.id().and_then(find))
+    let class = e.attr("class").and_then(|c| c.split_ascii_whitespace().find_map(find));
+    class.or_else(|| e.id().and_then(find))
 }
 
 /// True when `word` is the whole of `e`'s id or one of its classes: the
@@ -658,6 +672,19 @@ mod tests {
              <section id=comments>{paragraphs}</section></body>"
         );
         assert!(text(&forum).contains("Paragraph 6."), "{}", text(&forum));
+    }
+
+    #[test]
+    fn a_layout_class_naming_a_sidebar_is_no_furniture() {
+        let html = format!(
+            "<body><nav><a href=/>Home</a> <a href=/guide>Guide</a></nav><div class=\"c-layout-sidebar-left\">\
+             <div class=\"c-layout-main\"><p>{NOTE}</p></div></div><div class=\"footer-wrap\">\
+             <p>Copyright 2025 Example Library, all rights reserved, imprint and privacy policy.</p></div></body>"
+        );
+        assert_eq!(text(&html), NOTE);
+        for layout in ["l-sidebar-fixed", "has-sidebar", "page with-sidebar"] {
+            assert_eq!(text(&format!("<body><div class=\"{layout}\"><p>{NOTE}</p></div></body>")), NOTE, "{layout}");
+        }
     }
 
     #[test]

@@ -293,7 +293,6 @@ mod tests {
     use super::*;
     use crate::shingle::{ShingleConfig, Shingler};
     use crate::sketch::MinHasher;
-    use crate::template::TemplateConfig;
     use crate::units::InTurn;
 
     fn settings() -> (MatchSettings, FingerprintSettings) {
@@ -305,20 +304,7 @@ mod tests {
             max_hamming: 3,
             min_cluster_size: 2,
         };
-        let made_with = FingerprintSettings {
-            version: crate::settings::FINGERPRINT_SETTINGS_VERSION,
-            extractor: "none".into(),
-            include_selector: None,
-            exclude_selector: None,
-            template: Some(TemplateConfig::default()),
-            shingle_size: 5,
-            stopwords: false,
-            stem: false,
-            language: "auto".into(),
-            permutations: 128,
-            seed: 42,
-            simhash_weighting: crate::sketch::SimHashWeighting::Tf,
-        };
+        let made_with = FingerprintSettings::for_tests();
         (matching, made_with)
     }
 

@@ -109,10 +109,10 @@ pub struct RunSettings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn settings() -> FingerprintSettings {
+impl FingerprintSettings {
+    /// The duplicate finder's defaults (`blocks`, 5-word shingles, 128
+    /// permutations), for the core's tests.
+    pub(crate) fn for_tests() -> Self {
         FingerprintSettings {
             version: FINGERPRINT_SETTINGS_VERSION,
             extractor: "blocks".into(),
@@ -127,6 +127,15 @@ mod tests {
             seed: 42,
             simhash_weighting: SimHashWeighting::Tf,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> FingerprintSettings {
+        FingerprintSettings::for_tests()
     }
 
     #[test]

@@ -206,7 +206,7 @@ pub struct PageRecord {
     pub final_url: Option<String>,
     pub status: Option<u16>,
     /// Seconds since the Unix epoch; ISO 8601 (UTC) in JSON.
-    #[serde(serialize_with = "iso8601")]
+    #[serde(serialize_with = "serialize_iso8601")]
     pub fetched_at: i64,
     pub error_kind: Option<String>,
     pub error: Option<String>,
@@ -255,7 +255,8 @@ pub fn iso8601_utc(seconds: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-fn iso8601<S: serde::Serializer>(seconds: &i64, s: S) -> Result<S::Ok, S::Error> {
+/// Serializes seconds since the Unix epoch as [`iso8601_utc`] text.
+pub fn serialize_iso8601<S: serde::Serializer>(seconds: &i64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&iso8601_utc(*seconds))
 }
 

@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use webdup_core::page::{Crawl, PageRecord as StoredPage};
+use webdup_core::page::{Crawl, PageRecord};
 
 use crate::{Error, Result};
 
@@ -135,12 +135,12 @@ pub fn lost_and_found(old: &Crawl, new: &Crawl, options: &Options) -> Result<Red
             return Err(Error::EmptyCrawl(crawl.name.clone()));
         }
     }
-    let new_by_url: HashMap<&str, &(StoredPage, Vec<u64>)> = new_pages.iter().map(|p| (p.0.url.as_str(), p)).collect();
+    let new_by_url: HashMap<&str, &(PageRecord, Vec<u64>)> = new_pages.iter().map(|p| (p.0.url.as_str(), p)).collect();
     let templates = templates(new_pages);
 
     // Live pages of the new crawl, once per address that served them.
     let mut seen = HashSet::new();
-    let targets: Vec<&(StoredPage, Vec<u64>)> = new_pages
+    let targets: Vec<&(PageRecord, Vec<u64>)> = new_pages
         .iter()
         .filter(|(p, s)| {
             !s.is_empty()
@@ -223,7 +223,7 @@ pub fn lost_and_found(old: &Crawl, new: &Crawl, options: &Options) -> Result<Red
 
 /// Digests served under two or more addresses of the new crawl: a template
 /// (a soft-404 page, a catch-all) rather than content of its own.
-fn templates(pages: &[(StoredPage, Vec<u64>)]) -> HashSet<String> {
+fn templates(pages: &[(PageRecord, Vec<u64>)]) -> HashSet<String> {
     let mut addresses: HashMap<&str, HashSet<&str>> = HashMap::new();
     for (p, _) in pages {
         if let Some(d) = &p.digest {
@@ -288,7 +288,7 @@ fn shared_counts(shingles: &[u64], postings: &HashMap<u64, Vec<u32>>) -> HashMap
 
 fn scored<'a>(
     shingles: &'a [u64],
-    targets: &'a [&(StoredPage, Vec<u64>)],
+    targets: &'a [&(PageRecord, Vec<u64>)],
     postings: &HashMap<u64, Vec<u32>>,
     exclude: &'a str,
 ) -> impl Iterator<Item = (usize, f64, f64)> + 'a {
@@ -310,7 +310,7 @@ fn scored<'a>(
 
 fn closest(
     shingles: &[u64],
-    targets: &[&(StoredPage, Vec<u64>)],
+    targets: &[&(PageRecord, Vec<u64>)],
     postings: &HashMap<u64, Vec<u32>>,
     exclude: &str,
 ) -> Option<(usize, f64)> {
@@ -320,9 +320,9 @@ fn closest(
 }
 
 fn best_home(
-    page: &StoredPage,
+    page: &PageRecord,
     shingles: &[u64],
-    targets: &[&(StoredPage, Vec<u64>)],
+    targets: &[&(PageRecord, Vec<u64>)],
     postings: &HashMap<u64, Vec<u32>>,
     options: &Options,
 ) -> Option<Redirect> {
@@ -372,8 +372,8 @@ fn best_home(
 mod tests {
     use super::*;
 
-    fn page(crawl: &str, url: &str, status: u16, shingles: &[u64]) -> (StoredPage, Vec<u64>) {
-        let record = StoredPage {
+    fn page(crawl: &str, url: &str, status: u16, shingles: &[u64]) -> (PageRecord, Vec<u64>) {
+        let record = PageRecord {
             id: 0,
             crawl: crawl.into(),
             url: url.into(),
@@ -392,7 +392,7 @@ mod tests {
         (record, shingles.to_vec())
     }
 
-    fn crawl(name: &str, pages: Vec<(StoredPage, Vec<u64>)>) -> Crawl {
+    fn crawl(name: &str, pages: Vec<(PageRecord, Vec<u64>)>) -> Crawl {
         Crawl { name: name.into(), pages }
     }
 

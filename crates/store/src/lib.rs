@@ -431,14 +431,10 @@ pub struct CrawlStats {
     pub pages: u64,
     pub with_content: u64,
     /// Seconds since the Unix epoch; ISO 8601 (UTC) in JSON.
-    #[serde(serialize_with = "iso8601")]
+    #[serde(serialize_with = "webdup_core::page::serialize_iso8601")]
     pub first_fetched_at: i64,
-    #[serde(serialize_with = "iso8601")]
+    #[serde(serialize_with = "webdup_core::page::serialize_iso8601")]
     pub last_fetched_at: i64,
-}
-
-fn iso8601<S: serde::Serializer>(seconds: &i64, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&iso8601_utc(*seconds))
 }
 
 /// The answer of [`Index::stats`].

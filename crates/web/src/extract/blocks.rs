@@ -454,13 +454,16 @@ const LAYOUT_PARTS: &[&str] = &["l", "layout", "has", "with"];
 fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static str> {
     let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
     let find = |token: &str| {
-        let parts = || token.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty());
-        if parts().any(|w| LAYOUT_PARTS.iter().any(|l| w.eq_ignore_ascii_case(l))) {
-            return None;
+        let mut found = None;
+        for w in token.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+            if LAYOUT_PARTS.iter().any(|l| w.eq_ignore_ascii_case(l)) {
+                return None;
+            }
+            if found.is_none() && (2..=longest).contains(&w.len()) {
+                found = words.iter().find(|f| f.len() == w.len() && w.eq_ignore_ascii_case(f)).copied();
+            }
         }
-        parts()
-            .filter(|w| (2..=longest).contains(&w.len()))
-            .find_map(|w| words.iter().find(|f| f.len() == w.len() && w.eq_ignore_ascii_case(f)).copied())
+        found
     };
     let class = e.attr("class").and_then(|c| c.split_ascii_whitespace().find_map(find));
     class.or_else(|| e.id().and_then(find))

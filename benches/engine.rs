@@ -6,6 +6,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
+use webdup::DocKey;
 use webdup::engine::{Config, Fingerprinter};
 use webdup::index::HammingTables;
 use webdup::shingle::{ShingleConfig, Shingler, fmix64};
@@ -34,7 +35,7 @@ fn shingling(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("shingle a 500-word text", |b| b.iter(|| s.shingle(black_box(text))));
     g.bench_function("fingerprint a 500-word text (shingle + minhash + simhash)", |b| {
-        b.iter(|| fp.fingerprint_text("d".into(), 0, black_box(text), None, "none"))
+        b.iter(|| fp.fingerprint_text("d".into(), DocKey(0), black_box(text), None, "none"))
     });
     g.finish();
 }

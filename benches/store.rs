@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use webdup::DocKey;
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
 use webdup::store::{Index, Page};
 use webdup::synth::{SynthConfig, corpus};
@@ -27,7 +28,7 @@ fn fingerprints(fp: &Fingerprinter, seed: u64, words: usize, base: usize, text: 
         .into_par_iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut f = fp.fingerprint_text(format!("{}", base + i), i, &t, None, "none").unwrap();
+            let mut f = fp.fingerprint_text(format!("{}", base + i), DocKey::at(base + i), &t, None, "none").unwrap();
             // Stored with the page, as `index add` does by default.
             f.text = text.then_some(t);
             f

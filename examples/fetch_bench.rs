@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use webdup::engine::Quiet;
 use webdup::fetch::{FetchConfig, Fetcher};
-use webdup::source::{Location, Source};
+use webdup::source::{DocKey, Location, Source};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -23,7 +23,7 @@ fn main() {
     let sources: Vec<Source> = (0..count)
         .map(|i| {
             let url = format!("{base}/p/{i}.html");
-            Source { id: url.clone(), order: i, location: Location::Url(url) }
+            Source { id: url.clone(), key: DocKey::at(i), location: Location::Url(url) }
         })
         .collect();
     let config =

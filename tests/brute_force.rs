@@ -4,14 +4,16 @@
 use std::collections::{HashMap, HashSet};
 
 use webdup::engine::{self, Config, Corpus, Method};
-use webdup::source::{Format, RawDocument};
+use webdup::source::{DocKey, Format, RawDocument};
 use webdup::synth::{self, SynthConfig};
 
 fn build(texts: &[String], config: &Config) -> Corpus {
     let items: Vec<(usize, String)> = texts.iter().cloned().enumerate().collect();
     Corpus::build(
         items,
-        |(i, body)| Ok(RawDocument { id: format!("doc{i}"), order: i, format: Format::Text, body, url: None }),
+        |(i, body)| {
+            Ok(RawDocument { id: format!("doc{i}"), key: DocKey::at(i), format: Format::Text, body, url: None })
+        },
         config,
         &engine::Quiet,
     )
@@ -21,9 +23,9 @@ fn build(texts: &[String], config: &Config) -> Corpus {
 /// (pairs sharing no shingle have Jaccard 0).
 fn exact_pairs(corpus: &Corpus, t: f64) -> HashSet<(u32, u32)> {
     let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
-    for (i, d) in corpus.docs.iter().enumerate() {
+    for d in &corpus.docs {
         for &s in &d.shingles {
-            postings.entry(s).or_default().push(i as u32);
+            postings.entry(s).or_default().push(d.key.0 as u32);
         }
     }
     let mut shared: HashMap<(u32, u32), u32> = HashMap::new();
@@ -66,21 +68,22 @@ fn check_with(config: Config) -> (f64, usize) {
     let corpus = build(&texts, &config);
     let truth = exact_pairs(&corpus, config.threshold);
     let found = engine::find_duplicates(&corpus, &config);
-    let reported: HashSet<(u32, u32)> = found.edges.iter().map(|e| (e.a, e.b)).collect();
+    let at = |k: DocKey| k.0 as u32;
+    let reported: HashSet<(u32, u32)> = found.edges.iter().map(|e| (at(e.a), at(e.b))).collect();
     for e in &found.edges {
         assert!(e.jaccard() >= config.threshold, "reported pair below threshold: {e:?}");
-        assert!(truth.contains(&(e.a, e.b)), "reported pair not in the exact set: {e:?}");
+        assert!(truth.contains(&(at(e.a), at(e.b))), "reported pair not in the exact set: {e:?}");
     }
     // Exact copies are linked only to the first copy of their text (the
     // others would repeat its pairs), so a true pair is found through the
     // first copies of its two texts.
     let mut first: HashMap<[u8; 16], u32> = HashMap::new();
-    let leader: Vec<u32> =
-        corpus.docs.iter().enumerate().map(|(i, d)| *first.entry(d.digest).or_insert(i as u32)).collect();
+    let leader: HashMap<u32, u32> =
+        corpus.docs.iter().map(|d| (at(d.key), *first.entry(d.digest).or_insert(at(d.key)))).collect();
     let hit = truth
         .iter()
         .filter(|&&(a, b)| {
-            let (la, lb) = (leader[a as usize], leader[b as usize]);
+            let (la, lb) = (leader[&a], leader[&b]);
             la == lb || reported.contains(&(la.min(lb), la.max(lb)))
         })
         .count();

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use webdup::engine::{Config, Corpus, Quiet, find_duplicates};
 use webdup::extract::{ExtractConfig, ExtractorKind};
-use webdup::source::{Format, RawDocument};
+use webdup::source::{DocKey, Format, RawDocument};
 use webdup::template::TemplateConfig;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/extract");
@@ -34,7 +34,7 @@ fn clusters(pages: Vec<(String, String)>, config: &Config) -> BTreeSet<Vec<Strin
     let items: Vec<(usize, (String, String))> = pages.into_iter().enumerate().collect();
     let corpus = Corpus::build(
         items,
-        |(order, (id, body))| Ok(RawDocument { id, order, format: Format::Html, body, url: None }),
+        |(n, (id, body))| Ok(RawDocument { id, key: DocKey::at(n), format: Format::Html, body, url: None }),
         config,
         &Quiet,
     );
@@ -44,7 +44,7 @@ fn clusters(pages: Vec<(String, String)>, config: &Config) -> BTreeSet<Vec<Strin
         .clusters
         .iter()
         .map(|c| {
-            let mut ids: Vec<String> = c.members.iter().map(|m| corpus.docs[m.doc].id.clone()).collect();
+            let mut ids: Vec<String> = c.members.iter().map(|m| corpus.doc(m.key).unwrap().id.clone()).collect();
             ids.sort();
             ids
         })

@@ -14,7 +14,7 @@ use axum::http::{Response, header};
 use webdup::DocErrorKind;
 use webdup::engine::Quiet;
 use webdup::fetch::{FetchConfig, FetchErrorKind, FetchOutcome, Fetcher};
-use webdup::source::{Format, Location, Source};
+use webdup::source::{DocKey, Format, Location, Source};
 
 #[derive(Default)]
 struct Server {
@@ -205,7 +205,7 @@ fn sources(urls: &[&str]) -> Vec<Source> {
         .enumerate()
         .map(|(i, u)| {
             let u = if u.starts_with('/') { format!("{}{u}", base()) } else { u.to_string() };
-            Source { id: u.clone(), order: i, location: Location::Url(u) }
+            Source { id: u.clone(), key: DocKey::at(i), location: Location::Url(u) }
         })
         .collect()
 }
@@ -455,7 +455,7 @@ fn one_bad_url_never_stops_the_others() {
         "{:#?}",
         out.iter().map(|o| &o.record.error).collect::<Vec<_>>()
     );
-    assert_eq!(out.iter().map(|o| o.record.order).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
+    assert_eq!(out.iter().map(|o| o.record.key.0).collect::<Vec<_>>(), (0..8).collect::<Vec<u64>>());
     assert!(body(&out[7]).contains("quick brown fox"));
 }
 

@@ -6,7 +6,7 @@ fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     // README example
     use webdup::engine::{self, Config, Corpus, Quiet};
     use webdup::extract::{ExtractConfig, ExtractorKind};
-    use webdup::source::{Format, RawDocument};
+    use webdup::source::{DocKey, Format, RawDocument};
 
     // Config::default() extracts with `blocks`, the duplicate finder's extractor;
     // `auto` is the most faithful to a page's whole text, and slower.
@@ -14,8 +14,10 @@ fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     let pages = vec![("https://example.com/a", "<html>...</html>"), ("https://example.com/b", "<html>...</html>")];
     let corpus = Corpus::build(
         pages.into_iter().enumerate().collect(),
-        |(order, (url, html))| {
-            Ok(RawDocument { id: url.into(), order, format: Format::Html, body: html.into(), url: Some(url.into()) })
+        |(n, (url, html))| {
+            // Every result names its documents by key: here, input positions.
+            let key = DocKey::at(n);
+            Ok(RawDocument { id: url.into(), key, format: Format::Html, body: html.into(), url: Some(url.into()) })
         },
         &config,
         &Quiet,

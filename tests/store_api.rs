@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use webdup::DocKey;
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
 use webdup::fetch::Hop;
 use webdup::store::{Error, Index, Page};
@@ -17,7 +18,7 @@ fn texts(n: usize, seed: u64) -> Vec<String> {
 }
 
 fn fingerprint(fp: &Fingerprinter, url: &str, text: &str) -> Fingerprint {
-    fp.fingerprint_text(url.into(), 0, text, Some(format!("title of {url}")), "none").unwrap()
+    fp.fingerprint_text(url.into(), DocKey(0), text, Some(format!("title of {url}")), "none").unwrap()
 }
 
 /// Replaces every `every`-th word, for a near duplicate.
@@ -116,7 +117,8 @@ fn other_settings_are_refused_by_name() {
     assert!(e.to_string().contains("permutations = 128"), "{e}");
     // A fingerprint made elsewhere with other settings cannot be checked or inserted.
     let index = Index::open(&path, &config()).unwrap();
-    let small = Fingerprinter::new(&other).fingerprint_text("u".into(), 0, &texts(1, 1)[0], None, "none").unwrap();
+    let small =
+        Fingerprinter::new(&other).fingerprint_text("u".into(), DocKey(0), &texts(1, 1)[0], None, "none").unwrap();
     assert!(matches!(index.check(&small), Err(Error::Fingerprint { .. })));
     assert!(matches!(index.insert(&Page::new("c", "u", small)), Err(Error::Fingerprint { .. })));
 }
@@ -213,7 +215,7 @@ fn page_metadata_from_extraction_is_stored() {
     );
     let raw = webdup::source::RawDocument {
         id: "https://shop.example/widget?print=1".into(),
-        order: 0,
+        key: DocKey(0),
         format: webdup::source::Format::Html,
         body: html,
         url: None,
@@ -231,7 +233,7 @@ fn page_metadata_from_extraction_is_stored() {
     // The main text is stored by default, and can be left out.
     let (_, f) = &index.crawl_fingerprints("c1").unwrap()[0];
     assert!(f.as_ref().unwrap().text.as_deref().is_some_and(|t| t.contains(&body[..40])));
-    let f = fp.fingerprint_text("https://shop.example/b".into(), 0, &body, None, "none").unwrap();
+    let f = fp.fingerprint_text("https://shop.example/b".into(), DocKey(0), &body, None, "none").unwrap();
     let mut page = Page::new("c2", "https://shop.example/b", f);
     page.fingerprint.as_mut().unwrap().text = Some(body.clone());
     index.insert(&page.without_text()).unwrap();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use webdup::engine::{Config, Fingerprinter};
-use webdup::source::{Format, RawDocument};
+use webdup::source::{DocKey, Format, RawDocument};
 use webdup::store::{Index, schema};
 
 fn data() -> PathBuf {
@@ -91,7 +91,7 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
         for (file, path) in [("article.html", "/article"), ("moved.html", "/old"), ("private.html", "/private")] {
             let body = std::fs::read_to_string(data().join("compat-site").join(file)).unwrap();
             let stored = url_of(path);
-            let raw = RawDocument { id: stored.url.clone(), order: 0, format: Format::Html, body, url: None };
+            let raw = RawDocument { id: stored.url.clone(), key: DocKey(0), format: Format::Html, body, url: None };
             let result = index.check(&fp.fingerprint(raw).unwrap()).unwrap();
             assert_eq!(
                 result.exact.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),

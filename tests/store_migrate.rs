@@ -65,7 +65,7 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "an old page about the ferry timetable at the harbour, kept since the first crawl of the site";
-    let f = fp.fingerprint_text("u".into(), 0, text, Some("Ferry".into()), "none").unwrap();
+    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text, Some("Ferry".into()), "none").unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V1_SQL).unwrap();
@@ -142,7 +142,7 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "the harbour ferry leaves every hour from the north pier and returns from the island at ten past";
-    let f = fp.fingerprint_text("u".into(), 0, text, Some("Ferry".into()), "none").unwrap();
+    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text, Some("Ferry".into()), "none").unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V2_SQL).unwrap();
@@ -238,7 +238,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     let fp = Fingerprinter::new(&config);
     let t = corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, ..Default::default() });
     let text = t[0].as_str();
-    let f = fp.fingerprint_text("u".into(), 0, text, Some("Hours".into()), "none").unwrap();
+    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text, Some("Hours".into()), "none").unwrap();
     let lsh = config.lsh_params();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
@@ -276,7 +276,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     let near_text: Vec<&str> =
         text.split(' ').enumerate().map(|(i, w)| if i % 60 == 0 { "zzzedit" } else { w }).collect();
     let near_text = near_text.join(" ");
-    let near = fp.fingerprint_text("n".into(), 0, &near_text, None, "none").unwrap();
+    let near = fp.fingerprint_text("n".into(), webdup::DocKey(0), &near_text, None, "none").unwrap();
     assert_eq!(index.check(&near).unwrap().near[0].url, "https://old.test/hours");
     index.insert(&Page::new("2025", "https://old.test/opening-hours", near.clone())).unwrap();
     let r = index.check(&f).unwrap();
@@ -286,7 +286,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     );
     assert_eq!(index.stats().unwrap().pending_pages, 1);
     // Replacing the old page deletes its rows from `bands`.
-    let other = fp.fingerprint_text("o".into(), 0, &t[1], None, "none").unwrap();
+    let other = fp.fingerprint_text("o".into(), webdup::DocKey(0), &t[1], None, "none").unwrap();
     index.insert(&Page::new("2024", "https://old.test/hours", other)).unwrap();
     let r = index.check(&f).unwrap();
     assert!(r.exact.is_empty());

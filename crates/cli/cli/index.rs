@@ -1,7 +1,6 @@
 //! `webdup index ...` and `webdup cluster --index`: the persistent index
 //! from the command line.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,10 +9,9 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use webdup::engine::{self, Corpus, Measure};
-use webdup::fetch::FetchRecord;
+use webdup::engine::{self, Measure};
 use webdup::report::{self, ClusterReport};
-use webdup::store::{CheckResult, Index, Page, StoredPage};
+use webdup::store::{CheckResult, Index, StoredPage, pages_of};
 
 use super::args::{CommonArgs, OutputArgs};
 use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress};
@@ -227,33 +225,6 @@ fn add(
     } else {
         ExitCode::from(EXIT_SOME_FAILED)
     })
-}
-
-/// Pages to store for a loaded batch, in input order: fetched or read
-/// documents, and the failures (a 404 is worth remembering: lost-and-found
-/// needs it). The order is kept so an audit of the index lists pages as an
-/// audit of the same inputs does.
-fn pages_of(crawl: &str, corpus: Corpus, fetches: &[FetchRecord]) -> Vec<Page> {
-    let by_order: HashMap<usize, &FetchRecord> = fetches.iter().map(|r| (r.order, r)).collect();
-    let url_of =
-        |id: &str, order: usize| by_order.get(&order).and_then(|r| r.url.clone()).unwrap_or_else(|| id.to_string());
-    let mut pages = Vec::with_capacity(corpus.len());
-    for doc in corpus.docs {
-        let (url, order) = (url_of(&doc.id, doc.order), doc.order);
-        pages.push((order, Page::new(crawl, url, doc)));
-    }
-    for e in corpus.errors {
-        let page = Page::failed(crawl, url_of(&e.id, e.order), e.kind.as_str(), e.message);
-        pages.push((e.order, page));
-    }
-    pages.sort_by_key(|(order, _)| *order);
-    pages
-        .into_iter()
-        .map(|(order, page)| match by_order.get(&order) {
-            Some(r) => page.with_fetch(*r),
-            None => page,
-        })
-        .collect()
 }
 
 #[derive(Serialize)]

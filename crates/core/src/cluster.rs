@@ -18,8 +18,9 @@ pub struct Group {
 /// Groups `n` documents linked by `edges` into clusters of at least
 /// `min_size` members, ordered by their first member.
 ///
-/// `order[i]` is document `i`'s input position.
-pub fn components(n: usize, edges: &[(u32, u32)], order: &[usize], min_size: usize) -> Vec<Group> {
+/// `order[i]` is document `i`'s place in the input (its `DocKey`, or its
+/// position): ties go to the lower.
+pub fn components<K: Ord + Copy>(n: usize, edges: &[(u32, u32)], order: &[K], min_size: usize) -> Vec<Group> {
     let mut uf = UnionFind::<u32>::new(n);
     let mut degree = vec![0u32; n];
     for &(a, b) in edges {

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::candidates::{self, HammingTables, LshParams, Method, lsh};
 use crate::cluster;
+use crate::doc::DocKey;
 use crate::fingerprint::Fingerprint;
 use crate::settings::{FingerprintSettings, MatchSettings};
 use crate::sketch::{minhash, simhash::hamming};
@@ -24,8 +25,7 @@ use crate::verify::{self, Edge, Measure, Overlap};
 /// A member of a [`Cluster`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Member {
-    /// Index into the fingerprints clustered.
-    pub doc: usize,
+    pub key: DocKey,
     /// Exact Jaccard with the representative.
     pub jaccard: f64,
     /// Share of this member's shingles found in the representative.
@@ -37,11 +37,12 @@ pub struct Member {
 /// A group of duplicates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cluster {
-    /// 1-based, in order of each cluster's first member.
+    /// 1-based, in order of each cluster's first member's key.
     pub id: usize,
-    /// Index into the fingerprints clustered.
-    pub representative: usize,
-    /// In input order; the representative is among them.
+    /// The member with the most confirmed links inside the cluster (ties
+    /// go to the lower key): the page most like all the others.
+    pub representative: DocKey,
+    /// By key; the representative is among them.
     pub members: Vec<Member>,
 }
 
@@ -66,12 +67,26 @@ pub struct Stats {
     pub hamming_blocks: Option<usize>,
 }
 
+/// A confirmed pair of documents, by key (`a < b`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pair {
+    pub a: DocKey,
+    pub b: DocKey,
+    pub overlap: Overlap,
+}
+
+impl Pair {
+    pub fn jaccard(&self) -> f64 {
+        self.overlap.jaccard()
+    }
+}
+
 /// The answer of [`find_duplicates`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Clustering {
     pub clusters: Vec<Cluster>,
-    /// Every confirmed pair (exact duplicates included), by document index.
-    pub edges: Vec<Edge>,
+    /// Every confirmed pair (exact duplicates included), sorted by key.
+    pub edges: Vec<Pair>,
     pub stats: Stats,
 }
 
@@ -120,8 +135,12 @@ pub fn candidate_pairs(
 }
 
 /// Exact-duplicate grouping, candidate generation, verification and
-/// clustering over `docs` (in input order: `Fingerprint::order` breaks
-/// ties), made with `made_with`.
+/// clustering over `docs`, made with `made_with`.
+///
+/// The answer is keyed by each fingerprint's [`DocKey`] (distinct keys
+/// required) and depends on the set of fingerprints, not on their order in
+/// the slice: of several copies of one text the lowest key takes part in
+/// the near-duplicate search, and every tie goes to the lower key.
 pub fn find_duplicates(
     units: &impl Units,
     docs: &[Fingerprint],
@@ -133,15 +152,18 @@ pub fn find_duplicates(
     let mut first_of: HashMap<[u8; 16], u32> = HashMap::new();
     let mut edges: Vec<Edge> = Vec::new();
     let mut uniques: Vec<u32> = Vec::new();
-    for (i, d) in docs.iter().enumerate() {
+    let mut by_key: Vec<u32> = (0..docs.len() as u32).collect();
+    by_key.sort_unstable_by_key(|&i| docs[i as usize].key);
+    for i in by_key {
+        let d = &docs[i as usize];
         match first_of.get(&d.digest) {
             Some(&f) => {
                 let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
-                edges.push(Edge { a: f, b: i as u32, overlap });
+                edges.push(Edge { a: f, b: i, overlap });
             }
             None => {
-                first_of.insert(d.digest, i as u32);
-                uniques.push(i as u32);
+                first_of.insert(d.digest, i);
+                uniques.push(i);
             }
         }
     }
@@ -165,11 +187,10 @@ pub fn find_duplicates(
     stats.exact_duplicates = exact_duplicates;
     stats.confirmed_pairs = near.len();
     edges.extend(near.into_iter().map(|e| Edge { a: uniques[e.a as usize], b: uniques[e.b as usize], ..e }));
-    edges.sort_unstable_by_key(|e| (e.a, e.b));
 
-    let order: Vec<usize> = docs.iter().map(|d| d.order).collect();
+    let keys: Vec<DocKey> = docs.iter().map(|d| d.key).collect();
     let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
-    let groups = cluster::components(docs.len(), &links, &order, matching.min_cluster_size);
+    let groups = cluster::components(docs.len(), &links, &keys, matching.min_cluster_size);
     let clusters = groups
         .into_iter()
         .enumerate()
@@ -182,23 +203,31 @@ pub fn find_duplicates(
                     let d = &docs[m as usize];
                     let o = Overlap::of(&d.shingles, &rep.shingles);
                     Member {
-                        doc: m as usize,
+                        key: d.key,
                         jaccard: o.jaccard(),
                         containment: o.containment_a_in_b(),
                         exact: d.digest == rep.digest,
                     }
                 })
                 .collect();
-            Cluster { id: n + 1, representative: g.representative as usize, members }
+            Cluster { id: n + 1, representative: rep.key, members }
         })
         .collect();
+    let mut edges: Vec<Pair> = edges
+        .into_iter()
+        .map(|e| {
+            let (a, b) = (keys[e.a as usize], keys[e.b as usize]);
+            Pair { a: a.min(b), b: a.max(b), overlap: if a < b { e.overlap } else { e.overlap.swapped() } }
+        })
+        .collect();
+    edges.sort_unstable_by_key(|e| (e.a, e.b));
     Clustering { clusters, edges, stats }
 }
 
 /// A similar document found by [`neighbors`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Neighbor {
-    pub doc: usize,
+    pub key: DocKey,
     pub jaccard: f64,
     /// Share of the document's shingles found in this neighbor.
     pub containment: f64,
@@ -206,9 +235,9 @@ pub struct Neighbor {
     pub contained: f64,
 }
 
-/// For each document, up to `top` others whose exact
-/// [`MatchSettings::measure`] is at least `floor`, most similar first (ties
-/// in input order).
+/// For each document of `docs` (in the slice's order), up to `top` others
+/// whose exact [`MatchSettings::measure`] is at least `floor`, most similar
+/// first (ties to the lower key).
 pub fn neighbors(
     units: &impl Units,
     docs: &[Fingerprint],
@@ -225,13 +254,13 @@ pub fn neighbors(
     for e in edges {
         let o = e.overlap;
         out[e.a as usize].push(Neighbor {
-            doc: e.b as usize,
+            key: docs[e.b as usize].key,
             jaccard: o.jaccard(),
             containment: o.containment_a_in_b(),
             contained: o.containment_b_in_a(),
         });
         out[e.b as usize].push(Neighbor {
-            doc: e.a as usize,
+            key: docs[e.a as usize].key,
             jaccard: o.jaccard(),
             containment: o.containment_b_in_a(),
             contained: o.containment_a_in_b(),
@@ -243,7 +272,7 @@ pub fn neighbors(
         Measure::Containment => n.containment.max(n.contained),
     };
     for list in &mut out {
-        list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(docs[x.doc].order.cmp(&docs[y.doc].order)));
+        list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(x.key.cmp(&y.key)));
         list.truncate(top);
     }
     out
@@ -308,10 +337,11 @@ mod tests {
         (matching, made_with)
     }
 
-    fn doc(id: &str, order: usize, words: &[String]) -> Fingerprint {
+    /// Keys far from positions, so a test mixing the two fails.
+    fn doc(id: &str, n: u64, words: &[String]) -> Fingerprint {
         let s = Shingler::new(ShingleConfig::default()).shingle(&words.join(" "));
         let minhash = MinHasher::new(128, 42).sketch(&s.hashes);
-        Fingerprint::from_parts(id.into(), order, words.len(), s.hashes, s.digest, minhash, 0)
+        Fingerprint::from_parts(id.into(), DocKey(100 + 10 * n), words.len(), s.hashes, s.digest, minhash, 0)
     }
 
     /// A story, a copy with every 24th word changed (Jaccard about 0.6), an
@@ -336,13 +366,29 @@ mod tests {
         let (matching, made_with) = settings();
         let across = find_duplicates(&InTurn, &docs("b"), &matching, &made_with);
         assert_eq!(across.clusters.len(), 1);
-        let members: Vec<(usize, bool)> = across.clusters[0].members.iter().map(|m| (m.doc, m.exact)).collect();
-        assert_eq!(members, [(0, true), (1, false), (2, true)]);
+        let members: Vec<(u64, bool)> = across.clusters[0].members.iter().map(|m| (m.key.0, m.exact)).collect();
+        assert_eq!(members, [(100, true), (110, false), (120, true)]);
+        let pairs: Vec<(u64, u64)> = across.edges.iter().map(|e| (e.a.0, e.b.0)).collect();
+        assert_eq!(pairs, [(100, 110), (100, 120)]);
         assert_eq!((across.stats.documents, across.stats.exact_duplicates), (4, 1));
         // Within one site the copy is held to 0.8; the exact copy stays.
         let within = find_duplicates(&InTurn, &docs("a"), &matching, &made_with);
-        let members: Vec<usize> = within.clusters[0].members.iter().map(|m| m.doc).collect();
-        assert_eq!(members, [0, 2]);
+        let members: Vec<u64> = within.clusters[0].members.iter().map(|m| m.key.0).collect();
+        assert_eq!(members, [100, 120]);
+    }
+
+    #[test]
+    fn the_answer_depends_on_the_keys_not_on_the_order_of_the_slice() {
+        let (matching, made_with) = settings();
+        let docs = docs("b");
+        let forward = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        for shift in 1..docs.len() {
+            let mut turned = docs.clone();
+            turned.rotate_left(shift);
+            assert_eq!(find_duplicates(&InTurn, &turned, &matching, &made_with), forward, "rotated by {shift}");
+            turned.reverse();
+            assert_eq!(find_duplicates(&InTurn, &turned, &matching, &made_with), forward, "reversed");
+        }
     }
 
     #[test]
@@ -350,8 +396,8 @@ mod tests {
         let (matching, made_with) = settings();
         let docs = docs("a");
         let found = neighbors(&InTurn, &docs, &matching, &made_with, 0.5, 5);
-        let of_story: Vec<usize> = found[0].iter().map(|n| n.doc).collect();
-        assert_eq!(of_story, [2, 1]);
+        let of_story: Vec<u64> = found[0].iter().map(|n| n.key.0).collect();
+        assert_eq!(of_story, [120, 110]);
         assert!(found[3].is_empty());
         let c = compare(&docs[0], &docs[1], 0.8);
         assert!((c.jaccard - found[0][1].jaccard).abs() < 1e-12 && !c.duplicate && !c.exact);

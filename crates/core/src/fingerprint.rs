@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use crate::doc::DocKey;
 use crate::page::PageMeta;
 use crate::sketch::minhash::Signature;
 use crate::sketch::simhash;
@@ -11,7 +12,9 @@ use crate::template;
 
 /// The version of [`Fingerprint`]'s serialized form; every serialized
 /// fingerprint carries it as `format_version`, and reading another one fails.
-pub const FINGERPRINT_FORMAT_VERSION: u32 = 1;
+/// Version 2 names the document by its [`DocKey`] (`key`); version 1 called
+/// the same number `order`, and is still read.
+pub const FINGERPRINT_FORMAT_VERSION: u32 = 2;
 
 /// Everything kept about one document after fingerprinting.
 ///
@@ -22,7 +25,9 @@ pub const FINGERPRINT_FORMAT_VERSION: u32 = 1;
 #[serde(into = "Wire", try_from = "Wire")]
 pub struct Fingerprint {
     pub id: String,
-    pub order: usize,
+    /// The document's global key (its input position when one process
+    /// reads the inputs).
+    pub key: DocKey,
     pub title: Option<String>,
     /// The extractor that produced the text (`none` for plain-text input,
     /// `stored` for a fingerprint read back from an index).
@@ -59,7 +64,7 @@ impl Fingerprint {
     /// compared under. `shingles` must be sorted and distinct.
     pub fn from_parts(
         id: String,
-        order: usize,
+        key: DocKey,
         word_count: usize,
         shingles: Vec<u64>,
         digest: [u8; 16],
@@ -68,7 +73,7 @@ impl Fingerprint {
     ) -> Fingerprint {
         Fingerprint {
             id,
-            order,
+            key,
             title: None,
             extractor: Cow::Borrowed("stored"),
             word_count,
@@ -136,7 +141,8 @@ impl Fingerprint {
 struct Wire {
     format_version: u32,
     id: String,
-    order: usize,
+    #[serde(alias = "order")]
+    key: DocKey,
     title: Option<String>,
     extractor: Cow<'static, str>,
     word_count: usize,
@@ -157,7 +163,7 @@ impl From<Fingerprint> for Wire {
         Wire {
             format_version: FINGERPRINT_FORMAT_VERSION,
             id: f.id,
-            order: f.order,
+            key: f.key,
             title: f.title,
             extractor: f.extractor,
             word_count: f.word_count,
@@ -176,7 +182,7 @@ impl TryFrom<Wire> for Fingerprint {
     type Error = String;
 
     fn try_from(w: Wire) -> Result<Fingerprint, String> {
-        if w.format_version != FINGERPRINT_FORMAT_VERSION {
+        if !(1..=FINGERPRINT_FORMAT_VERSION).contains(&w.format_version) {
             return Err(format!(
                 "fingerprint format version {} (this webdup reads {FINGERPRINT_FORMAT_VERSION})",
                 w.format_version
@@ -187,7 +193,7 @@ impl TryFrom<Wire> for Fingerprint {
         }
         Ok(Fingerprint {
             id: w.id,
-            order: w.order,
+            key: w.key,
             title: w.title,
             extractor: w.extractor,
             word_count: w.word_count,
@@ -214,8 +220,15 @@ mod tests {
         let text = "the harbour office posts the winter ferry timetable on the board every monday morning";
         let sh = Shingler::new(ShingleConfig::default()).shingle(text);
         let minhash = MinHasher::new(128, 42).sketch(&sh.hashes);
-        let mut f =
-            Fingerprint::from_parts("https://a.test/ferry".into(), 7, sh.word_count, sh.hashes, sh.digest, minhash, 99);
+        let mut f = Fingerprint::from_parts(
+            "https://a.test/ferry".into(),
+            DocKey(7),
+            sh.word_count,
+            sh.hashes,
+            sh.digest,
+            minhash,
+            99,
+        );
         f.title = Some("Ferry".into());
         f.text = Some(text.into());
         f.meta = Some(Box::new(PageMeta {
@@ -231,8 +244,15 @@ mod tests {
     fn page_of(kept: &str, rest: &str) -> Fingerprint {
         let shingler = Shingler::new(ShingleConfig::default());
         let sh = shingler.shingle(kept);
-        let mut f =
-            Fingerprint::from_parts("p".into(), 0, sh.word_count, sh.hashes, sh.digest, Signature::default(), 0);
+        let mut f = Fingerprint::from_parts(
+            "p".into(),
+            DocKey(0),
+            sh.word_count,
+            sh.hashes,
+            sh.digest,
+            Signature::default(),
+            0,
+        );
         let mut context = shingler.shingle(&format!("{kept}\n{rest}")).hashes;
         context.extend_from_slice(&f.shingles);
         context.sort_unstable();
@@ -285,8 +305,20 @@ mod tests {
         let json = serde_json::to_value(&f).unwrap();
         assert_eq!(json["format_version"], FINGERPRINT_FORMAT_VERSION);
         assert_eq!(json["extractor"], "stored");
+        assert_eq!(json["key"], 7);
         let back: Fingerprint = serde_json::from_value(json).unwrap();
         assert_eq!(back, f);
+    }
+
+    #[test]
+    fn a_version_1_fingerprint_is_read_with_its_order_as_its_key() {
+        let mut json = serde_json::to_value(fingerprint()).unwrap();
+        let map = json.as_object_mut().unwrap();
+        let key = map.remove("key").unwrap();
+        map.insert("order".into(), key);
+        map.insert("format_version".into(), 1.into());
+        let back: Fingerprint = serde_json::from_value(json).unwrap();
+        assert_eq!(back, fingerprint());
     }
 
     #[test]

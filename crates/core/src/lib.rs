@@ -35,4 +35,4 @@ pub mod template;
 pub mod units;
 pub mod verify;
 
-pub use doc::is_url;
+pub use doc::{DocKey, is_url};

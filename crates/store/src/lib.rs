@@ -40,6 +40,7 @@ use crate::index::LshParams;
 use crate::index::lsh::{self, band_key};
 use crate::template::{TemplateConfig, Templates};
 use crate::verify::Overlap;
+use webdup_core::DocKey;
 pub(crate) use webdup_core::candidates as index;
 use webdup_core::fingerprint::Fingerprint;
 use webdup_core::page::{Exchange, Hop, observe};
@@ -1200,7 +1201,7 @@ impl Index {
     /// shingles, MD5, MinHash, SimHash and word count as stored, its title,
     /// and its main text when it was stored (schema version 3 on). Nothing
     /// is fetched or extracted again. Fingerprint ids are the pages' URLs
-    /// and orders their positions in the crawl.
+    /// and keys their positions in the crawl.
     pub fn crawl_fingerprints(&self, crawl: &str) -> Result<Vec<(StoredPage, Option<Fingerprint>)>> {
         self.with_reader(|conn| {
             let mut stmt = conn.prepare(&format!(
@@ -1221,7 +1222,7 @@ impl Index {
                         })?;
                         let mut f = Fingerprint::from_parts(
                             page.url.clone(),
-                            out.len(),
+                            DocKey::at(out.len()),
                             page.word_count,
                             decode_u64s(&shingles, page.id)?,
                             digest,

@@ -8,6 +8,7 @@
 use std::fmt;
 
 use serde::Serialize;
+use webdup_core::DocKey;
 
 /// Why one input document could not be fingerprinted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -79,8 +80,10 @@ impl DocErrorKind {
 pub struct DocError {
     /// The document's id (its path or URL).
     pub id: String,
-    /// The document's position in the input.
-    pub order: usize,
+    /// The document's key (its position in the input); serialized as
+    /// `order`, its name before keys.
+    #[serde(rename = "order")]
+    pub key: DocKey,
     /// What went wrong, as a stable category.
     pub kind: DocErrorKind,
     /// A sentence for people.
@@ -88,8 +91,8 @@ pub struct DocError {
 }
 
 impl DocError {
-    pub fn new(id: impl Into<String>, order: usize, kind: DocErrorKind, message: impl Into<String>) -> Self {
-        DocError { id: id.into(), order, kind, message: message.into() }
+    pub fn new(id: impl Into<String>, key: DocKey, kind: DocErrorKind, message: impl Into<String>) -> Self {
+        DocError { id: id.into(), key, kind, message: message.into() }
     }
 }
 

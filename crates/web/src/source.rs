@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::decode;
 use crate::error::{DocError, DocErrorKind};
+pub use webdup_core::DocKey;
 
 /// Largest list file (or list on standard input) read.
 const MAX_LIST_BYTES: u64 = 64 << 20;
@@ -32,8 +33,8 @@ pub enum Location {
 pub struct Source {
     /// The id shown in every report: the path as named, or the URL.
     pub id: String,
-    /// Position in the input (0-based), used for deterministic ordering.
-    pub order: usize,
+    /// The document's global key: its position in the input (0-based).
+    pub key: DocKey,
     pub location: Location,
 }
 
@@ -49,7 +50,7 @@ pub enum Format {
 #[derive(Debug, Clone)]
 pub struct RawDocument {
     pub id: String,
-    pub order: usize,
+    pub key: DocKey,
     pub format: Format,
     pub body: String,
     /// Where the body was served from, after redirects (fetched pages
@@ -191,21 +192,25 @@ impl Collector {
     fn push_file(&mut self, path: PathBuf) {
         let key = path.as_os_str().to_owned();
         if self.seen.insert(key) {
-            self.out.sources.push(Source { id: path_id(&path), order: self.next, location: Location::File(path) });
+            self.out.sources.push(Source {
+                id: path_id(&path),
+                key: DocKey::at(self.next),
+                location: Location::File(path),
+            });
             self.next += 1;
         }
     }
 
     fn push(&mut self, id: String, location: Location) {
         if self.seen.insert(OsString::from(&id)) {
-            self.out.sources.push(Source { id, order: self.next, location });
+            self.out.sources.push(Source { id, key: DocKey::at(self.next), location });
             self.next += 1;
         }
     }
 
     fn error(&mut self, id: &str, kind: DocErrorKind, message: String) {
         if self.seen.insert(OsString::from(id)) {
-            self.out.errors.push(DocError::new(id, self.next, kind, message));
+            self.out.errors.push(DocError::new(id, DocKey::at(self.next), kind, message));
             self.next += 1;
         }
     }
@@ -369,7 +374,7 @@ impl Default for ReadLimits {
 
 /// Reads, decompresses and decodes a local file.
 pub fn read_file(source: &Source, path: &Path, limits: ReadLimits) -> Result<RawDocument, DocError> {
-    let err = |kind, msg: String| DocError::new(&source.id, source.order, kind, msg);
+    let err = |kind, msg: String| DocError::new(&source.id, source.key, kind, msg);
     let file = open_regular(path).map_err(|e| err(DocErrorKind::Io, io_message(&e)))?;
     let name = path.to_string_lossy().to_ascii_lowercase();
     let gz = name.ends_with(".gz");
@@ -408,7 +413,7 @@ pub fn bytes_to_document(
     header_charset: Option<&str>,
     format: Format,
 ) -> Result<RawDocument, DocError> {
-    let err = |kind, msg: String| DocError::new(&source.id, source.order, kind, msg);
+    let err = |kind, msg: String| DocError::new(&source.id, source.key, kind, msg);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(err(DocErrorKind::Empty, "empty document".to_string()));
     }
@@ -427,7 +432,7 @@ pub fn bytes_to_document(
             "binary content: starts like UTF-16 text (a byte-order mark) but does not decode to text".to_string(),
         ));
     }
-    Ok(RawDocument { id: source.id.clone(), order: source.order, format, body: decoded.text, url: None })
+    Ok(RawDocument { id: source.id.clone(), key: source.key, format, body: decoded.text, url: None })
 }
 
 /// At most 1 in 100 characters a control character, an unpaired surrogate
@@ -471,7 +476,7 @@ mod tests {
         let c = collect(&[d.clone(), d], &mut std::io::empty());
         let names: Vec<_> = ids(&c).iter().map(|i| i.rsplit('/').next().unwrap().to_string()).collect();
         assert_eq!(names, ["a.txt", "b.html", "c.html.gz"]);
-        assert_eq!(c.sources.iter().map(|s| s.order).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(c.sources.iter().map(|s| s.key.0).collect::<Vec<_>>(), [0, 1, 2]);
     }
 
     #[test]
@@ -494,7 +499,7 @@ mod tests {
         let c = collect(&["https://a.example/".into(), "/no/such/file.html".into()], &mut std::io::empty());
         assert_eq!(c.errors.len(), 1);
         assert_eq!(c.errors[0].kind, DocErrorKind::Io);
-        assert_eq!(c.errors[0].order, 1);
+        assert_eq!(c.errors[0].key, DocKey(1));
     }
 
     #[test]
@@ -512,7 +517,7 @@ mod tests {
         let write = |name: &str, bytes: &[u8]| {
             let p = dir.path().join(name);
             std::fs::write(&p, bytes).unwrap();
-            (Source { id: name.into(), order: 0, location: Location::File(p.clone()) }, p)
+            (Source { id: name.into(), key: DocKey(0), location: Location::File(p.clone()) }, p)
         };
         let kind = |(s, p): (Source, PathBuf), max| read_file(&s, &p, ReadLimits { max_bytes: max }).unwrap_err().kind;
         assert_eq!(kind(write("e.html", b" \n"), 100), DocErrorKind::Empty);
@@ -530,7 +535,7 @@ mod tests {
         let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&p).unwrap(), flate2::Compression::fast());
         enc.write_all(b"<html><body>hello</body></html>").unwrap();
         enc.finish().unwrap();
-        let s = Source { id: "p".into(), order: 0, location: Location::File(p.clone()) };
+        let s = Source { id: "p".into(), key: DocKey(0), location: Location::File(p.clone()) };
         let doc = read_file(&s, &p, ReadLimits::default()).unwrap();
         assert_eq!(doc.format, Format::Html);
         assert!(doc.body.contains("hello"));

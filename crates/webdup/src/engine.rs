@@ -15,7 +15,7 @@ use crate::extract::{self, ExtractConfig};
 use crate::index::LshParams;
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, simhash};
-use crate::source::{Format, RawDocument};
+use crate::source::{DocKey, Format, RawDocument};
 use crate::template::{self, TemplateConfig, Templates};
 use crate::threads::Threads;
 pub use crate::verify::Measure;
@@ -274,16 +274,16 @@ impl Fingerprinter {
                 // The address after redirects, else the one asked for.
                 let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
                 let p = extract::extract_page_with(&raw.body, url, &self.extract, false)
-                    .map_err(|e| DocError::new(&raw.id, raw.order, e.doc_kind(), e.to_string()))?;
+                    .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
                 (p.text, p.extracted_title, p.extractor, Some(Box::new(p.meta)), p.context)
             }
             Format::Html => {
                 let e = extract::extract(&raw.body, &self.extract)
-                    .map_err(|e| DocError::new(&raw.id, raw.order, e.doc_kind(), e.to_string()))?;
+                    .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
                 (e.text, e.title, e.extractor, None, e.context)
             }
         };
-        let mut f = self.shingle_text(raw.id, raw.order, &text, title, extractor)?;
+        let mut f = self.shingle_text(raw.id, raw.key, &text, title, extractor)?;
         if self.learns_templates
             && let Some(context) = context
         {
@@ -307,12 +307,12 @@ impl Fingerprinter {
     pub fn fingerprint_text(
         &self,
         id: String,
-        order: usize,
+        key: DocKey,
         text: &str,
         title: Option<String>,
         extractor: &'static str,
     ) -> Result<Fingerprint, DocError> {
-        let mut f = self.shingle_text(id, order, text, title, extractor)?;
+        let mut f = self.shingle_text(id, key, text, title, extractor)?;
         self.sketch(&mut f);
         Ok(f)
     }
@@ -322,14 +322,14 @@ impl Fingerprinter {
     pub fn shingle_text(
         &self,
         id: String,
-        order: usize,
+        key: DocKey,
         text: &str,
         title: Option<String>,
         extractor: &'static str,
     ) -> Result<Fingerprint, DocError> {
         let sh = self.shingler.shingle(text);
         if sh.hashes.is_empty() {
-            return Err(DocError::new(id, order, DocErrorKind::NoText, "no words found in the document's text"));
+            return Err(DocError::new(id, key, DocErrorKind::NoText, "no words found in the document's text"));
         }
         // SimHash features are the shingles, not single words: over words,
         // the frequent words of a language dominate every fingerprint and
@@ -347,7 +347,7 @@ impl Fingerprinter {
         };
         Ok(Fingerprint {
             id,
-            order,
+            key,
             title,
             extractor: std::borrow::Cow::Borrowed(extractor),
             word_count: sh.word_count,
@@ -384,9 +384,9 @@ pub use webdup_core::progress::{Progress, Quiet};
 /// The fingerprinted documents of a run and the ones that failed.
 #[derive(Debug, Default)]
 pub struct Corpus {
-    /// In input order.
+    /// By key (input order).
     pub docs: Vec<Fingerprint>,
-    /// In input order.
+    /// By key (input order).
     pub errors: Vec<DocError>,
 }
 
@@ -394,6 +394,22 @@ pub struct Corpus {
 const WORKER_STACK: usize = 64 << 20;
 
 impl Corpus {
+    /// The document with this key, if it was fingerprinted (`docs` are kept
+    /// sorted by key).
+    pub fn doc(&self, key: DocKey) -> Option<&Fingerprint> {
+        self.position(key).map(|i| &self.docs[i])
+    }
+
+    /// Where the document with this key sits in `docs`: found by binary
+    /// search in a corpus webdup built (sorted by key), by a scan in one
+    /// assembled by hand in another order.
+    pub fn position(&self, key: DocKey) -> Option<usize> {
+        match self.docs.binary_search_by_key(&key, |d| d.key) {
+            Ok(i) => Some(i),
+            Err(_) => self.docs.iter().position(|d| d.key == key),
+        }
+    }
+
     /// Fingerprints documents in parallel. `load` turns each item into a raw
     /// document (reading a file, say); its failures are kept as errors.
     pub fn build<T: Send>(
@@ -459,8 +475,8 @@ impl Corpus {
                 Err(e) => corpus.errors.push(e),
             }
         }
-        corpus.docs.sort_by_key(|d| d.order);
-        corpus.errors.sort_by_key(|e| e.order);
+        corpus.docs.sort_by_key(|d| d.key);
+        corpus.errors.sort_by_key(|e| e.key);
         corpus
     }
 
@@ -506,8 +522,8 @@ impl Corpus {
     /// Adds errors found before fingerprinting (missing paths), keeping input order.
     pub fn add_errors(&mut self, errors: impl IntoIterator<Item = DocError>) {
         self.errors.extend(errors);
-        self.errors.sort_by_key(|e| e.order);
-        self.docs.sort_by_key(|d| d.order);
+        self.errors.sort_by_key(|e| e.key);
+        self.docs.sort_by_key(|d| d.key);
     }
 
     /// Recomputes SimHash with corpus-wide weights where asked, then drops
@@ -559,7 +575,8 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
 }
 
 /// For each document, up to `top` others whose exact [`Config::measure`]
-/// is at least `floor`, most similar first (ties in input order).
+/// is at least `floor`, most similar first (ties to the lower key), in the
+/// order of `corpus.docs`.
 pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Vec<Vec<Neighbor>> {
     dedup::neighbors(&Threads, &corpus.docs, &config.match_settings(), &config.fingerprint_settings(), floor, top)
 }
@@ -579,7 +596,7 @@ mod tests {
         let canonical = |url: Option<&str>| {
             let raw = RawDocument {
                 id: "https://old.example/a/page".into(),
-                order: 0,
+                key: DocKey(0),
                 format: Format::Html,
                 body: html.clone(),
                 url: url.map(str::to_string),
@@ -601,8 +618,9 @@ mod tests {
         for i in (0..120).step_by(24) {
             copy[i] = format!("x{i}");
         }
-        let doc = |id: &str, order: usize, words: &[String]| {
-            let raw = RawDocument { id: id.into(), order, format: Format::Text, body: words.join(" "), url: None };
+        let doc = |id: &str, key: u64, words: &[String]| {
+            let raw =
+                RawDocument { id: id.into(), key: DocKey(key), format: Format::Text, body: words.join(" "), url: None };
             fp.fingerprint(raw).unwrap()
         };
         let clustered = |a: &str, b: &str, config: &Config| {

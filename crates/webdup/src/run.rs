@@ -32,7 +32,7 @@ use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
 use crate::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
 pub use crate::report::Redirected;
-use crate::source::{self, Collected, Location, RawDocument, ReadLimits, Source};
+use crate::source::{self, Collected, DocKey, Location, RawDocument, ReadLimits, Source};
 use crate::template::Templates;
 
 /// How a run reads and fetches.
@@ -78,7 +78,7 @@ impl Run {
         loaded.corpus.finish(config, known);
         let n = loaded.corpus.len();
         let errors = expanded.errors.into_iter().enumerate().map(|(i, mut e)| {
-            e.order = n + i;
+            e.key = DocKey::at(n + i);
             e
         });
         loaded.corpus.add_errors(errors);
@@ -152,7 +152,7 @@ impl Run {
                 corpus
             })
         };
-        fetches.sort_by_key(|r| r.order);
+        fetches.sort_by_key(|r| r.key);
         Ok(Loaded { corpus, fetches })
     }
 
@@ -171,9 +171,9 @@ impl Run {
             return Err(Error::Config(format!("a page URL applies to a single page; {} were given", pages.len())));
         }
         let limits = self.config.limits;
-        let sources = pages.iter().enumerate().map(|(order, p)| Source {
+        let sources = pages.iter().enumerate().map(|(n, p)| Source {
             id: p.clone(),
-            order,
+            key: DocKey::at(n),
             location: if source::is_url(p) { Location::Url(p.clone()) } else { Location::File(p.into()) },
         });
         let (urls, files): (Vec<Source>, Vec<Source>) = sources.partition(|s| matches!(s.location, Location::Url(_)));
@@ -186,18 +186,18 @@ impl Run {
             }
         }
         docs.sort_by_key(|(d, _)| match d {
-            Ok(d) => d.order,
-            Err(e) => e.order,
+            Ok(d) => d.key,
+            Err(e) => e.key,
         });
         let one = |(doc, page_url): (std::result::Result<RawDocument, DocError>, Option<String>)| {
             let d = doc?;
             let page = match d.format {
                 source::Format::Html => crate::extract::extract_page(&d.body, page_url.as_deref(), config)
-                    .map_err(|e| DocError::new(&d.id, d.order, e.doc_kind(), e.to_string()))?,
+                    .map_err(|e| DocError::new(&d.id, d.key, e.doc_kind(), e.to_string()))?,
                 source::Format::Text => {
                     return Err(DocError::new(
                         &d.id,
-                        d.order,
+                        d.key,
                         DocErrorKind::NoText,
                         "not an HTML page: there is nothing to extract",
                     ));
@@ -205,7 +205,7 @@ impl Run {
             };
             // A page without a word is as useless as a failed one.
             if page.word_count == 0 {
-                return Err(DocError::new(&d.id, d.order, DocErrorKind::NoText, "no words left after extraction"));
+                return Err(DocError::new(&d.id, d.key, DocErrorKind::NoText, "no words left after extraction"));
             }
             Ok(page)
         };
@@ -239,7 +239,7 @@ fn read(s: Source, limits: ReadLimits) -> std::result::Result<RawDocument, DocEr
     match &s.location {
         Location::File(path) => source::read_file(&s, path, limits),
         Location::Url(_) => {
-            Err(DocError::new(&s.id, s.order, DocErrorKind::Fetch, "internal: URL reached the file reader"))
+            Err(DocError::new(&s.id, s.key, DocErrorKind::Fetch, "internal: URL reached the file reader"))
         }
     }
 }
@@ -273,8 +273,8 @@ impl Progress for Renamed<'_> {
 /// Fetch records stay as they are. Call after [`Run::load_all`], before
 /// clustering.
 pub fn fold_redirects(corpus: &mut Corpus, fetches: &[FetchRecord]) -> Vec<Redirected> {
-    let by_order: HashMap<usize, &FetchRecord> = fetches.iter().map(|r| (r.order, r)).collect();
-    let record = |d: &crate::engine::Fingerprint| by_order.get(&d.order).copied();
+    let by_key: HashMap<DocKey, &FetchRecord> = fetches.iter().map(|r| (r.key, r)).collect();
+    let record = |d: &crate::engine::Fingerprint| by_key.get(&d.key).copied();
     let pages: Vec<(Option<&str>, bool)> = corpus
         .docs
         .iter()

@@ -19,6 +19,7 @@ use super::url::{UrlError, normalize, normalize_url, origin_key};
 use super::{FetchConfig, FetchError, FetchErrorKind, FetchOutcome, FetchRecord, Hop};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::source::{self, Format, Location, Source};
+use webdup_core::DocKey;
 use webdup_core::progress::Progress;
 
 /// RFC 9309 asks crawlers to read at least 500 KiB of robots.txt; the rest is ignored.
@@ -123,7 +124,7 @@ impl Fetcher {
     pub fn fetch_all(&self, sources: Vec<Source>, progress: &dyn Progress) -> Vec<FetchOutcome> {
         let mut out = Vec::with_capacity(sources.len());
         self.for_each(sources, progress, |o| out.push(o));
-        out.sort_by_key(|o| o.record.order);
+        out.sort_by_key(|o| o.record.key);
         out
     }
 
@@ -218,7 +219,7 @@ fn failed(source: &Source, url: Option<&Url>, error: FetchError) -> FetchOutcome
 fn empty_record(source: &Source, url: Option<&Url>) -> FetchRecord {
     FetchRecord {
         id: source.id.clone(),
-        order: source.order,
+        key: source.key,
         url: url.map(Url::to_string),
         final_url: None,
         status: None,
@@ -398,8 +399,10 @@ impl Inner {
             let Ok(robots_url) = url.join("/robots.txt") else {
                 return Arc::new(Rules::AllowAll);
             };
-            let mut record =
-                empty_record(&Source { id: String::new(), order: 0, location: Location::Url(String::new()) }, None);
+            let mut record = empty_record(
+                &Source { id: String::new(), key: DocKey(0), location: Location::Url(String::new()) },
+                None,
+            );
             let rules = match self.follow(&robots_url, Purpose::Robots, &mut record).await {
                 Ok(r) if r.status.is_success() => Rules::parse(&self.agent, r.body.as_deref().unwrap_or_default()),
                 Ok(r) if r.status.is_server_error() || r.status == StatusCode::TOO_MANY_REQUESTS => {
@@ -546,7 +549,7 @@ impl Inner {
             if seen_maps.len() > MAX_SITEMAPS {
                 out.errors.push(DocError::new(
                     &loc,
-                    0,
+                    DocKey(0),
                     DocErrorKind::Fetch,
                     format!("more than {MAX_SITEMAPS} sitemaps; the rest are skipped"),
                 ));
@@ -557,10 +560,11 @@ impl Inner {
                 self.fetch_sitemap_bytes(&loc).await
             } else {
                 tokio::task::block_in_place(|| source::read_bounded(Path::new(&loc), MAX_SITEMAP_BYTES))
-                    .map_err(|e| DocError::new(&loc, 0, DocErrorKind::Io, format!("cannot read sitemap: {e}")))
+                    .map_err(|e| DocError::new(&loc, DocKey(0), DocErrorKind::Io, format!("cannot read sitemap: {e}")))
             };
             let parsed = bytes.and_then(|b| {
-                sitemap::parse(&b).map_err(|e| DocError::new(&loc, 0, DocErrorKind::Fetch, format!("sitemap: {e}")))
+                sitemap::parse(&b)
+                    .map_err(|e| DocError::new(&loc, DocKey(0), DocErrorKind::Fetch, format!("sitemap: {e}")))
             });
             let map = match parsed {
                 Ok(m) => m,
@@ -579,7 +583,7 @@ impl Inner {
             if let Some(first) = refused.first() {
                 out.errors.push(DocError::new(
                     &loc,
-                    0,
+                    DocKey(0),
                     DocErrorKind::Fetch,
                     format!(
                         "sitemap: refused {} {} that {} not an http(s) URL (first: `{}`)",
@@ -596,7 +600,7 @@ impl Inner {
                         if out.urls.len() >= MAX_SITEMAP_URLS {
                             out.errors.push(DocError::new(
                                 &loc,
-                                0,
+                                DocKey(0),
                                 DocErrorKind::Fetch,
                                 format!("more than {MAX_SITEMAP_URLS} URLs; the rest are skipped"),
                             ));
@@ -610,7 +614,7 @@ impl Inner {
                 Kind::Index if depth >= MAX_SITEMAP_DEPTH => {
                     out.errors.push(DocError::new(
                         &loc,
-                        0,
+                        DocKey(0),
                         DocErrorKind::Fetch,
                         format!("sitemap indexes nested deeper than {MAX_SITEMAP_DEPTH}; skipped"),
                     ));
@@ -637,10 +641,10 @@ impl Inner {
     }
 
     async fn fetch_sitemap_bytes(&self, loc: &str) -> Result<Vec<u8>, DocError> {
-        let err = |e: FetchError| DocError::new(loc, 0, DocErrorKind::Fetch, e.to_string());
+        let err = |e: FetchError| DocError::new(loc, DocKey(0), DocErrorKind::Fetch, e.to_string());
         let url = normalize(loc, true).map_err(|e| err(FetchError::new(FetchErrorKind::InvalidUrl, e.to_string())))?;
         let mut record = empty_record(
-            &Source { id: loc.to_string(), order: 0, location: Location::Url(loc.to_string()) },
+            &Source { id: loc.to_string(), key: DocKey(0), location: Location::Url(loc.to_string()) },
             Some(&url),
         );
         let resp = self.follow(&url, Purpose::Sitemap, &mut record).await.map_err(err)?;
@@ -837,7 +841,7 @@ mod tests {
 
     #[test]
     fn plan_dedups_and_interleaves_origins() {
-        let src = |i: usize, u: &str| Source { id: u.into(), order: i, location: Location::Url(u.into()) };
+        let src = |i: usize, u: &str| Source { id: u.into(), key: DocKey::at(i), location: Location::Url(u.into()) };
         let sources = vec![
             src(0, "http://a.test/1"),
             src(1, "http://a.test/2"),

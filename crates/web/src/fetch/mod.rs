@@ -28,11 +28,11 @@
 //!
 //! ```no_run
 //! use webdup_web::fetch::{FetchConfig, Fetcher};
-//! use webdup_web::source::{Location, Source};
+//! use webdup_web::source::{DocKey, Location, Source};
 //!
 //! let fetcher = Fetcher::new(FetchConfig::default().validate().unwrap()).unwrap();
 //! let url = "https://example.com/".to_string();
-//! let sources = vec![Source { id: url.clone(), order: 0, location: Location::Url(url) }];
+//! let sources = vec![Source { id: url.clone(), key: DocKey(0), location: Location::Url(url) }];
 //! for outcome in fetcher.fetch_all(sources, &webdup_core::progress::Quiet) {
 //!     match outcome.into_document() {
 //!         Ok(doc) => assert!(!doc.body.is_empty()),
@@ -55,6 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::source::RawDocument;
+use webdup_core::DocKey;
 
 #[cfg(feature = "http")]
 pub use client::{Expansion, Fetcher};
@@ -267,8 +268,10 @@ pub use webdup_core::page::Hop;
 pub struct FetchRecord {
     /// The source's id (the URL as the user wrote it).
     pub id: String,
-    /// The source's position in the input.
-    pub order: usize,
+    /// The source's key (its position in the input); serialized as `order`,
+    /// its name before keys.
+    #[serde(rename = "order")]
+    pub key: DocKey,
     /// The URL requested, after normalization (`None` if it did not parse).
     pub url: Option<String>,
     /// The URL that answered last, after redirects.
@@ -326,10 +329,10 @@ impl FetchOutcome {
     pub fn into_parts(self) -> (FetchRecord, Result<RawDocument, DocError>) {
         let result = match (&self.record.error, self.document) {
             (None, Some(doc)) => Ok(doc),
-            (Some(e), _) => Err(DocError::new(&self.record.id, self.record.order, e.doc_kind.clone(), e.to_string())),
+            (Some(e), _) => Err(DocError::new(&self.record.id, self.record.key, e.doc_kind.clone(), e.to_string())),
             (None, None) => Err(DocError::new(
                 &self.record.id,
-                self.record.order,
+                self.record.key,
                 DocErrorKind::Fetch,
                 "internal: no document and no error",
             )),

@@ -26,7 +26,7 @@
 //! ];
 //! let corpus = Corpus::build(
 //!     pages.into_iter().enumerate().collect(),
-//!     |(order, (id, html))| Ok(RawDocument { id: id.into(), order, format: Format::Html, body: html, url: None }),
+//!     |(n, (id, html))| Ok(RawDocument { id: id.into(), key: webdup::DocKey::at(n), format: Format::Html, body: html, url: None }),
 //!     &config,
 //!     &Quiet,
 //! );
@@ -53,6 +53,7 @@ use serde::Serialize;
 use crate::engine::{Clustering, Config, Corpus};
 use crate::error::Result;
 use crate::fetch::FetchRecord;
+use crate::source::DocKey;
 
 #[cfg(feature = "store")]
 pub use stored::StoredCrawl;
@@ -299,6 +300,9 @@ impl Audit {
     ) -> Audit {
         let Rows { mut pages, errors, page_of_doc } = rows;
         fill_matches(&mut pages, corpus, clustering, &page_of_doc, config);
+        // The clustering names documents by key; a key the corpus does not
+        // hold (a clustering of other documents) names no page.
+        let page_of = |key: DocKey| corpus.position(key).map(|i| page_of_doc[i]);
 
         let clusters: Vec<AuditCluster> = clustering
             .clusters
@@ -307,13 +311,16 @@ impl Audit {
                 let members: Vec<AuditMember> = c
                     .members
                     .iter()
-                    .map(|m| AuditMember {
-                        page: page_of_doc[m.doc],
-                        url: pages[page_of_doc[m.doc]].url.clone(),
-                        representative: m.doc == c.representative,
-                        similarity: round(m.jaccard),
-                        containment: round(m.containment),
-                        exact: m.exact,
+                    .filter_map(|m| {
+                        let page = page_of(m.key)?;
+                        Some(AuditMember {
+                            page,
+                            url: pages[page].url.clone(),
+                            representative: m.key == c.representative,
+                            similarity: round(m.jaccard),
+                            containment: round(m.containment),
+                            exact: m.exact,
+                        })
                     })
                     .collect();
                 for m in &members {
@@ -324,7 +331,7 @@ impl Audit {
                     id: c.id,
                     kind: if c.is_exact() { "exact" } else { "near" },
                     size: members.len(),
-                    representative: page_of_doc[c.representative],
+                    representative: page_of(c.representative).unwrap_or_default(),
                     status: if verdict.issues.is_empty() { "handled" } else { "problem" },
                     handled_by: verdict.handled_by,
                     canonical_target: verdict.target,
@@ -505,8 +512,8 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
         Err(&'a crate::error::DocError),
         Redirect(&'a FetchRecord),
     }
-    let mut order: Vec<(usize, Src)> = corpus.docs.iter().enumerate().map(|(i, d)| (d.order, Src::Doc(i))).collect();
-    order.extend(corpus.errors.iter().map(|e| (e.order, Src::Err(e))));
+    let mut order: Vec<(DocKey, Src)> = corpus.docs.iter().enumerate().map(|(i, d)| (d.key, Src::Doc(i))).collect();
+    order.extend(corpus.errors.iter().map(|e| (e.key, Src::Err(e))));
     // Inputs folded into a page of the run (`run::fold_redirects`): their
     // fetch is recorded, their page is another input's.
     let present: HashSet<&str> =
@@ -515,7 +522,7 @@ fn rows_of_run(corpus: &Corpus, fetches: &[FetchRecord], audit: &AuditConfig) ->
         fetches
             .iter()
             .filter(|r| r.chain.len() > 1 && !present.contains(r.id.as_str()))
-            .map(|r| (r.order, Src::Redirect(r))),
+            .map(|r| (r.key, Src::Redirect(r))),
     );
     order.sort_by_key(|(o, _)| *o);
 
@@ -598,7 +605,10 @@ fn fill_matches(
     }
     let mut near: Vec<Vec<(usize, f64)>> = vec![Vec::new(); docs.len()];
     for e in &clustering.edges {
-        let (a, b) = (group[e.a as usize], group[e.b as usize]);
+        let (Some(a), Some(b)) = (corpus.position(e.a), corpus.position(e.b)) else {
+            continue;
+        };
+        let (a, b) = (group[a], group[b]);
         if a != b {
             let j = e.overlap.jaccard();
             near[a].push((b, j));
@@ -623,7 +633,7 @@ fn fill_matches(
                 let jaccard = Config { measure: crate::engine::Measure::Jaccard, ..config.clone() };
                 crate::engine::neighbors(corpus, &jaccard, NEAR_MISS_FLOOR.min(config.threshold), 1)
             });
-            misses[i].first().map(|n| (n.doc, n.jaccard))
+            misses[i].first().and_then(|n| Some((corpus.position(n.key)?, n.jaccard)))
         });
         let p = &mut pages[page_of_doc[i]];
         p.near_duplicates = count;

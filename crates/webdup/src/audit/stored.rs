@@ -20,7 +20,7 @@
 //! let fp = Fingerprinter::new(&config);
 //! let text = "the river path was restored this spring with new gravel and benches along the bank";
 //! for url in ["https://example.com/a", "https://example.com/b"] {
-//!     let mut f = fp.fingerprint_text(url.into(), 0, text, None, "none").unwrap();
+//!     let mut f = fp.fingerprint_text(url.into(), webdup::DocKey(0), text, None, "none").unwrap();
 //!     f.text = Some(text.into());
 //!     index.insert(&Page::new("2024-09", url, f)).unwrap();
 //! }
@@ -41,6 +41,7 @@
 use super::{Audit, AuditConfig, AuditSource, Rows, blank_row, canonical, error_row, indexability, redirect_row};
 use crate::engine::{Clustering, Config, Corpus};
 use crate::error::{DocError, DocErrorKind};
+use crate::source::DocKey;
 use crate::store::{self, Index, StoredPage};
 use webdup_core::page::{CanonicalSource, NoindexSource};
 
@@ -53,7 +54,7 @@ pub struct StoredCrawl {
     /// Every page of the crawl, in the order it was stored.
     pub pages: Vec<StoredPage>,
     /// The pages with content as fingerprints, and the failed ones as
-    /// errors; orders are positions in `pages`.
+    /// errors; keys are positions in `pages`.
     pub corpus: Corpus,
 }
 
@@ -75,7 +76,7 @@ impl StoredCrawl {
             match fingerprint {
                 Some(_) if folded => {}
                 Some(f) => corpus.docs.push(f),
-                None => corpus.errors.push(doc_error(&page, n)),
+                None => corpus.errors.push(doc_error(&page, DocKey::at(n))),
             }
             pages.push(page);
         }
@@ -87,15 +88,15 @@ impl StoredCrawl {
 /// The index keeps the fetcher's own kind (`http_status`, `dns`, ...) where
 /// a run reports kind `fetch` with that kind leading the message; other
 /// kinds (`no_text`, `too_deep`, ... on pages that arrived) are the run's.
-fn doc_error(page: &StoredPage, order: usize) -> DocError {
+fn doc_error(page: &StoredPage, key: DocKey) -> DocError {
     let kind = page.error_kind.as_deref().unwrap_or("fetch");
     let message = page.error.clone().unwrap_or_else(|| "no content stored".into());
     // `too_large` names both a fetch failure and a local file over the limit;
     // only the fetch has an HTTP status.
     let fetched = page.status.is_some() || page.final_url.is_some();
     match DocErrorKind::from_name(kind) {
-        Some(k) if !(k == DocErrorKind::TooLarge && fetched) => DocError::new(&page.url, order, k, message),
-        _ => DocError::new(&page.url, order, DocErrorKind::Fetch, format!("{kind}: {message}")),
+        Some(k) if !(k == DocErrorKind::TooLarge && fetched) => DocError::new(&page.url, key, k, message),
+        _ => DocError::new(&page.url, key, DocErrorKind::Fetch, format!("{kind}: {message}")),
     }
 }
 
@@ -125,11 +126,11 @@ impl Audit {
             row.noindex = p.meta.noindex == Some(true);
             row.noindex_source =
                 p.meta.noindex_source.as_deref().and_then(NoindexSource::from_name).map(NoindexSource::as_str);
-            if let Some((i, d)) = docs.next_if(|(_, d)| d.order == n) {
+            if let Some((i, d)) = docs.next_if(|(_, d)| d.key == DocKey::at(n)) {
                 page_of_doc[i] = n;
                 row.words = Some(d.word_count);
                 row.thin = d.word_count < audit.thin_words;
-            } else if let Some(e) = failures.next_if(|e| e.order == n) {
+            } else if let Some(e) = failures.next_if(|e| e.key == DocKey::at(n)) {
                 errors.push(error_row(&mut row, e));
             } else {
                 // Folded into another stored page (see `StoredCrawl::load`).
@@ -179,13 +180,19 @@ mod tests {
 
     #[test]
     fn stored_failures_read_as_the_run_reported_them() {
-        let e = doc_error(&failed("http_status", "HTTP 404 Not Found", Some(404)), 3);
-        assert_eq!((e.kind, e.message.as_str(), e.order), (DocErrorKind::Fetch, "http_status: HTTP 404 Not Found", 3));
-        let e = doc_error(&failed("no_text", "no words found in the document's text", Some(200)), 0);
+        let e = doc_error(&failed("http_status", "HTTP 404 Not Found", Some(404)), DocKey(3));
+        assert_eq!(
+            (e.kind, e.message.as_str(), e.key),
+            (DocErrorKind::Fetch, "http_status: HTTP 404 Not Found", DocKey(3))
+        );
+        let e = doc_error(&failed("no_text", "no words found in the document's text", Some(200)), DocKey(0));
         assert_eq!(e.kind, DocErrorKind::NoText);
         // A body over the limit over HTTP is the fetcher's; a local file's is the reader's.
-        assert_eq!(doc_error(&failed("too_large", "body over 10 bytes", Some(200)), 0).kind, DocErrorKind::Fetch);
-        assert_eq!(doc_error(&failed("too_large", "file over 10 bytes", None), 0).kind, DocErrorKind::TooLarge);
-        assert_eq!(doc_error(&failed("dns", "no such host", None), 0).message, "dns: no such host");
+        assert_eq!(
+            doc_error(&failed("too_large", "body over 10 bytes", Some(200)), DocKey(0)).kind,
+            DocErrorKind::Fetch
+        );
+        assert_eq!(doc_error(&failed("too_large", "file over 10 bytes", None), DocKey(0)).kind, DocErrorKind::TooLarge);
+        assert_eq!(doc_error(&failed("dns", "no such host", None), DocKey(0)).message, "dns: no such host");
     }
 }

@@ -142,20 +142,20 @@ impl AuditTexts {
             .zip(audit.clusters.par_iter())
             .enumerate()
             .map(|(n, (c, ac))| {
-                let text_of = |doc: usize| corpus.docs[doc].text.as_deref();
+                let text_of = |key| corpus.doc(key).and_then(|d| d.text.as_deref());
                 let base_doc = std::iter::once(c.representative)
-                    .chain(c.members.iter().map(|m| m.doc))
+                    .chain(c.members.iter().map(|m| m.key))
                     .find(|&d| text_of(d).is_some())
                     .unwrap_or(c.representative);
                 let base = tokens(text_of(base_doc).unwrap_or_default());
                 let mut pages = Vec::with_capacity(c.members.len());
                 let mut missing = Vec::new();
                 for (m, am) in c.members.iter().zip(&ac.members) {
-                    let Some(text) = text_of(m.doc) else {
+                    let Some(text) = text_of(m.key) else {
                         missing.push(am.page);
                         continue;
                     };
-                    let ops = if m.doc == base_doc {
+                    let ops = if m.key == base_doc {
                         vec![Op::Copy { start: 0, len: base.len() }]
                     } else {
                         script(&base, &tokens(text))

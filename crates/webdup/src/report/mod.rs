@@ -135,17 +135,20 @@ impl ClusterReport {
                 id: c.id,
                 size: c.members.len(),
                 kind: if c.is_exact() { "exact" } else { "near" },
-                representative: corpus.docs[c.representative].id.clone(),
+                representative: corpus.doc(c.representative).map(|d| d.id.clone()).unwrap_or_default(),
                 members: c
                     .members
                     .iter()
-                    .map(|m| MemberRow {
-                        id: corpus.docs[m.doc].id.clone(),
-                        representative: m.doc == c.representative,
-                        jaccard: round(m.jaccard),
-                        containment: round(m.containment),
-                        exact: m.exact,
-                        words: corpus.docs[m.doc].word_count,
+                    .filter_map(|m| {
+                        let d = corpus.doc(m.key)?;
+                        Some(MemberRow {
+                            id: d.id.clone(),
+                            representative: m.key == c.representative,
+                            jaccard: round(m.jaccard),
+                            containment: round(m.containment),
+                            exact: m.exact,
+                            words: d.word_count,
+                        })
                     })
                     .collect(),
             })
@@ -266,11 +269,13 @@ impl NeighborReport {
                 id: d.id.clone(),
                 neighbors: list
                     .iter()
-                    .map(|n| NeighborEntry {
-                        id: corpus.docs[n.doc].id.clone(),
-                        jaccard: round(n.jaccard),
-                        containment: round(n.containment),
-                        contained: round(n.contained),
+                    .filter_map(|n| {
+                        Some(NeighborEntry {
+                            id: corpus.doc(n.key)?.id.clone(),
+                            jaccard: round(n.jaccard),
+                            containment: round(n.containment),
+                            contained: round(n.contained),
+                        })
                     })
                     .collect(),
             })

@@ -48,7 +48,7 @@ use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::error::Error as ConfigError;
 use crate::extract::EXTRACT_STACK;
 use crate::fetch::Hop;
-use crate::source::{Format, RawDocument};
+use crate::source::{DocKey, Format, RawDocument};
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -446,7 +446,7 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
             .fingerprinter
             .fingerprint_unsketched(RawDocument {
                 id: body.url.clone(),
-                order: 0,
+                key: DocKey(0),
                 format: Format::Html,
                 body: html.clone(),
                 url: body.final_url.clone(),
@@ -457,7 +457,7 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
         (None, Some(text)) => {
             let mut fp = s
                 .fingerprinter
-                .shingle_text(body.url.clone(), 0, text, None, "none")
+                .shingle_text(body.url.clone(), DocKey(0), text, None, "none")
                 .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
             // Stored with the page, for the diff view of `webdup audit --index`.
             fp.text = Some(text.clone());

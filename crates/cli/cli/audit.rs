@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use webdup::audit::{Audit, AuditConfig, AuditTexts, StoredCrawl};
+use webdup::audit::{self, Audit, AuditConfig, AuditTexts, StoredCrawl};
 use webdup::engine;
 
 use super::args::CommonArgs;
@@ -26,8 +26,8 @@ pub fn run(
     // run gets a redirect row, not a second copy of the page.
     webdup::run::fold_redirects(&mut corpus, &fetches);
     let clustering = engine::find_duplicates(&corpus, &config);
-    let audit = Audit::build(&corpus, &clustering, &fetches, &config, &AuditConfig { thin_words });
-    let texts = AuditTexts::build(&corpus, &clustering, &audit);
+    let audit = audit::build(&corpus, &clustering, &fetches, &config, &AuditConfig { thin_words });
+    let texts = audit::texts(&corpus, &clustering, &audit);
     write(&audit, &texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&corpus))
 }
@@ -45,8 +45,8 @@ pub fn run_index(
     let (index, config) = super::index::open_to_recluster(path, common)?;
     let crawl = StoredCrawl::load(&index, crawl)?;
     let clustering = engine::find_duplicates(&crawl.corpus, &config);
-    let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });
-    let texts = AuditTexts::build(&crawl.corpus, &clustering, &audit);
+    let audit = audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });
+    let texts = audit::texts(&crawl.corpus, &clustering, &audit);
     write(&audit, &texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&crawl.corpus))
 }

@@ -135,6 +135,15 @@ impl Fingerprint {
     }
 }
 
+/// Where the fingerprint with `key` sits in `docs`: by binary search when
+/// `docs` are sorted by key (as webdup keeps them), else by a scan.
+pub fn position_of(docs: &[Fingerprint], key: DocKey) -> Option<usize> {
+    match docs.binary_search_by_key(&key, |d| d.key) {
+        Ok(i) => Some(i),
+        Err(_) => docs.iter().position(|d| d.key == key),
+    }
+}
+
 /// [`Fingerprint`]'s serialized form: its fields and the format version.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -184,6 +184,25 @@ pub struct RecordMeta {
 }
 
 impl RecordMeta {
+    /// What is recorded of a page beside its content: its markup's title,
+    /// description and h1 (the title falling back to `title`, the one its
+    /// extractor found), and the canonical and indexability that
+    /// [`observe`] merges from the markup and the exchange's headers (left
+    /// unknown when neither says anything).
+    pub fn of(meta: Option<&PageMeta>, title: Option<&str>, exchange: Option<&Exchange>) -> RecordMeta {
+        let mut out = RecordMeta {
+            title: meta.and_then(|m| m.title.clone()).or_else(|| title.map(str::to_string)),
+            description: meta.and_then(|m| m.description.clone()),
+            h1: meta.and_then(|m| m.h1.clone()),
+            ..RecordMeta::default()
+        };
+        let headers = exchange.is_some_and(|e| e.link_canonical.is_some() || e.x_robots_tag.is_some());
+        if meta.is_some() || headers {
+            out.observe(observe(meta, exchange));
+        }
+        out
+    }
+
     /// Takes the canonical and indexability of [`observe`].
     pub fn observe(&mut self, o: Observed) {
         self.canonical = o.canonical;
@@ -199,7 +218,7 @@ impl RecordMeta {
 /// reports (webdup-seo) read nothing else.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageRecord {
-    /// The index's row id.
+    /// The index's row id (0 for a page seen in a run).
     pub id: i64,
     pub crawl: String,
     pub url: String,
@@ -224,6 +243,39 @@ pub struct PageRecord {
 }
 
 impl PageRecord {
+    /// The record of a page seen in a run rather than read from an index
+    /// (`id` 0, no crawl, `fetched_at` 0): `url` as asked for, what its
+    /// exchange answered (none for a local file), what its fingerprint's
+    /// markup said ([`RecordMeta::of`]) and its content's sizes and digest.
+    pub fn observed(
+        url: String,
+        fingerprint: Option<&crate::fingerprint::Fingerprint>,
+        exchange: Option<&Exchange>,
+    ) -> PageRecord {
+        let meta = RecordMeta::of(
+            fingerprint.and_then(|f| f.meta.as_deref()),
+            fingerprint.and_then(|f| f.title.as_deref()),
+            exchange,
+        );
+        let error = exchange.and_then(|e| e.error.clone());
+        PageRecord {
+            id: 0,
+            crawl: String::new(),
+            url,
+            final_url: exchange.and_then(|e| e.final_url.clone()),
+            status: exchange.and_then(|e| e.status),
+            fetched_at: 0,
+            error_kind: error.as_ref().map(|e| e.0.clone()),
+            error: error.map(|e| e.1),
+            meta,
+            redirects: exchange.map(|e| e.redirects.clone()).unwrap_or_default(),
+            word_count: fingerprint.map_or(0, |f| f.word_count),
+            digest: fingerprint.map(|f| f.digest_hex()),
+            simhash: fingerprint.map(|f| f.simhash),
+            shingle_count: fingerprint.map_or(0, |f| f.shingles.len()),
+        }
+    }
+
     /// Where the content was actually served: the final URL, else the URL.
     pub fn effective_url(&self) -> &str {
         self.final_url.as_deref().unwrap_or(&self.url)

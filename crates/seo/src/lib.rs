@@ -5,8 +5,14 @@
 //! no network, no HTML. The index (webdup-store) reads crawls back; the
 //! `webdup` facade hands them over.
 //!
+//! - [`audit`]: the duplicate-content audit (`webdup audit`): a row per
+//!   page, clusters with canonical verdicts, duplicate titles, descriptions
+//!   and h1s, thin pages, errors; `report.json`, two CSV files and a
+//!   self-contained `report.html`. It reads [`audit::AuditPage`]s (a page's
+//!   record and what became of its content) and the pages' fingerprints.
 //! - [`lost_and_found`]: where did each old URL's content go after a site
 //!   changed, as a redirect map.
+//! - [`csv_safe`]: CSV cells a spreadsheet opens as data, not formulas.
 //!
 //! [`Crawl`]: webdup_core::page::Crawl
 //! [`PageRecord`]: webdup_core::page::PageRecord
@@ -14,6 +20,8 @@
 // The library reports through return values; only the binary prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod audit;
+pub mod csv_safe;
 pub mod lost_and_found;
 
 pub use lost_and_found::lost_and_found;
@@ -24,6 +32,27 @@ pub enum Error {
     /// A crawl the report needs has no pages.
     #[error("crawl '{0}' has no pages")]
     EmptyCrawl(String),
+    /// Writing a report failed.
+    #[error("cannot write output: {0}")]
+    Output(#[from] std::io::Error),
+    /// Serializing a report failed.
+    #[error("cannot serialize output: {0}")]
+    Serialize(String),
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        if e.is_io() { Error::Output(e.into()) } else { Error::Serialize(e.to_string()) }
+    }
+}
+
+impl From<csv::Error> for Error {
+    fn from(e: csv::Error) -> Self {
+        match e.into_kind() {
+            csv::ErrorKind::Io(io) => Error::Output(io),
+            other => Error::Serialize(format!("{other:?}")),
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -295,19 +295,7 @@ impl Page {
             fetched_at: now(),
             error_kind: None,
             error: None,
-            meta: match fingerprint.meta.as_deref() {
-                Some(m) => {
-                    let mut meta = PageMeta {
-                        title: m.title.clone().or_else(|| fingerprint.title.clone()),
-                        description: m.description.clone(),
-                        h1: m.h1.clone(),
-                        ..PageMeta::default()
-                    };
-                    meta.observe(observe(Some(m), None));
-                    meta
-                }
-                None => PageMeta { title: fingerprint.title.clone(), ..PageMeta::default() },
-            },
+            meta: PageMeta::of(fingerprint.meta.as_deref(), fingerprint.title.as_deref(), None),
             redirects: Vec::new(),
             fingerprint: Some(fingerprint),
         }

@@ -404,10 +404,7 @@ impl Corpus {
     /// search in a corpus webdup built (sorted by key), by a scan in one
     /// assembled by hand in another order.
     pub fn position(&self, key: DocKey) -> Option<usize> {
-        match self.docs.binary_search_by_key(&key, |d| d.key) {
-            Ok(i) => Some(i),
-            Err(_) => self.docs.iter().position(|d| d.key == key),
-        }
+        webdup_core::fingerprint::position_of(&self.docs, key)
     }
 
     /// Fingerprints documents in parallel. `load` turns each item into a raw

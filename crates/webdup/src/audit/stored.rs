@@ -5,11 +5,12 @@
 //! fingerprints as stored: shingles, MD5, MinHash, main text when kept) and
 //! the failed pages as [`DocError`]s; the engine's usual stages
 //! ([`crate::engine::find_duplicates`]: exact groups by MD5, LSH candidates,
-//! exact Jaccard, clustering) run on it unchanged, and [`Audit::from_crawl`]
-//! builds the same model as a fresh run from the stored metadata.
+//! exact Jaccard, clustering) run on it unchanged, and [`from_crawl`]
+//! builds the same model as a fresh run from the stored records: the same
+//! [`AuditPage`]s a run makes, read back.
 //!
 //! ```
-//! use webdup::audit::{Audit, AuditConfig, AuditTexts, StoredCrawl};
+//! use webdup::audit::{self, AuditConfig, StoredCrawl};
 //! use webdup::engine::{self, Config, Fingerprinter};
 //! use webdup::store::{Index, Page};
 //!
@@ -31,19 +32,19 @@
 //! let config = index.settings().apply(Config::default()).unwrap();
 //! let crawl = StoredCrawl::load(&index, None).unwrap();
 //! let clustering = engine::find_duplicates(&crawl.corpus, &config);
-//! let audit = Audit::from_crawl(&crawl, &clustering, &config, &AuditConfig::default());
-//! let texts = AuditTexts::build(&crawl.corpus, &clustering, &audit);
+//! let audit = audit::from_crawl(&crawl, &clustering, &config, &AuditConfig::default());
+//! let texts = audit::texts(&crawl.corpus, &clustering, &audit);
 //! assert_eq!(audit.summary.exact_groups, 1);
 //! assert_eq!(audit.source.as_ref().unwrap().crawl, "2024-09");
 //! assert!(texts.missing.is_empty());
 //! ```
 
-use super::{Audit, AuditConfig, AuditSource, Rows, blank_row, canonical, error_row, indexability, redirect_row};
+use super::{Audit, AuditConfig, AuditPage, AuditSettings, AuditSource, Content};
 use crate::engine::{Clustering, Config, Corpus};
 use crate::error::{DocError, DocErrorKind};
 use crate::source::DocKey;
 use crate::store::{self, Index, StoredPage};
-use webdup_core::page::{CanonicalSource, NoindexSource};
+use crate::threads::Threads;
 
 /// One crawl of an index, read back for an audit.
 #[derive(Debug)]
@@ -100,58 +101,46 @@ fn doc_error(page: &StoredPage, key: DocKey) -> DocError {
     }
 }
 
-impl Audit {
-    /// Builds the audit model of a stored crawl, as [`Audit::build`] does for
-    /// a run: pages in stored order, metadata and redirects as stored. For
-    /// pages stored before schema version 5 no redirects were kept, so a
-    /// canonical naming a URL that redirected is judged by the crawl's pages
-    /// alone.
-    pub fn from_crawl(crawl: &StoredCrawl, clustering: &Clustering, config: &Config, audit: &AuditConfig) -> Audit {
-        let corpus = &crawl.corpus;
-        let mut page_of_doc = vec![0usize; corpus.docs.len()];
-        let (mut docs, mut failures) = (corpus.docs.iter().enumerate().peekable(), corpus.errors.iter().peekable());
-        let mut pages = Vec::with_capacity(crawl.pages.len());
-        let mut errors = Vec::new();
-        for (n, p) in crawl.pages.iter().enumerate() {
-            let url = p.effective_url().to_string();
-            let input = (url != p.url).then(|| p.url.clone());
-            let mut row = blank_row(n, url, input, p.status);
-            row.title = p.meta.title.clone();
-            row.description = p.meta.description.clone();
-            row.h1 = p.meta.h1.clone();
-            row.canonical = p.meta.canonical.clone().filter(|c| canonical::usable_canonical(c));
-            row.canonical_source = row.canonical.as_ref().and_then(|_| {
-                p.meta.canonical_source.as_deref().and_then(CanonicalSource::from_name).map(CanonicalSource::as_str)
-            });
-            row.noindex = p.meta.noindex == Some(true);
-            row.noindex_source =
-                p.meta.noindex_source.as_deref().and_then(NoindexSource::from_name).map(NoindexSource::as_str);
-            if let Some((i, d)) = docs.next_if(|(_, d)| d.key == DocKey::at(n)) {
-                page_of_doc[i] = n;
-                row.words = Some(d.word_count);
-                row.thin = d.word_count < audit.thin_words;
-            } else if let Some(e) = failures.next_if(|e| e.key == DocKey::at(n)) {
-                errors.push(error_row(&mut row, e));
+/// A stored crawl's pages as the audit reads them, in stored order: the
+/// records as stored, with pages folded into another stored page (an old
+/// URL that redirected to it) as redirects.
+pub fn of_crawl(crawl: &StoredCrawl) -> Vec<AuditPage> {
+    let corpus = &crawl.corpus;
+    let (mut docs, mut failures) = (corpus.docs.iter().peekable(), corpus.errors.iter().peekable());
+    crawl
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(n, p)| {
+            let key = DocKey::at(n);
+            let content = if docs.next_if(|d| d.key == key).is_some() {
+                Content::Doc(key)
+            } else if let Some(e) = failures.next_if(|e| e.key == key) {
+                Content::Failed { kind: e.kind.as_str().into(), message: e.message.clone() }
             } else {
                 // Folded into another stored page (see `StoredCrawl::load`).
-                pages.push(redirect_row(n, p.url.clone(), p.redirects.first().map(|h| h.status)));
-                continue;
-            }
-            row.indexability = indexability(&row);
-            pages.push(row);
-        }
-        // The crawl's pages and the redirects stored with them (schema 5 on).
-        let statuses = canonical::StatusIndex::from_hops(&pages, crawl.pages.iter().flat_map(|p| &p.redirects));
-        let mut built =
-            Audit::assemble(Rows { pages, errors, page_of_doc }, corpus, clustering, &statuses, config, audit);
-        built.source = Some(AuditSource {
-            kind: "index",
-            index: crawl.index.clone(),
-            crawl: crawl.crawl.clone(),
-            pages_without_text: corpus.docs.iter().filter(|d| d.text.is_none()).count(),
-        });
-        built
-    }
+                Content::Redirect
+            };
+            AuditPage { record: p.clone(), content }
+        })
+        .collect()
+}
+
+/// Builds the audit model of a stored crawl, as [`super::build`] does for a
+/// run: pages in stored order, metadata and redirects as stored. For pages
+/// stored before schema version 5 no redirects were kept, so a canonical
+/// naming a URL that redirected is judged by the crawl's pages alone.
+pub fn from_crawl(crawl: &StoredCrawl, clustering: &Clustering, config: &Config, audit: &AuditConfig) -> Audit {
+    let corpus = &crawl.corpus;
+    let settings = AuditSettings::new(&config.fingerprint_settings(), &config.match_settings(), audit);
+    let mut built = Audit::build(&Threads, &of_crawl(crawl), &corpus.docs, clustering, settings);
+    built.source = Some(AuditSource {
+        kind: "index",
+        index: crawl.index.clone(),
+        crawl: crawl.crawl.clone(),
+        pages_without_text: corpus.docs.iter().filter(|d| d.text.is_none()).count(),
+    });
+    built
 }
 
 #[cfg(test)]

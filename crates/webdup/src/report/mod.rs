@@ -4,7 +4,6 @@
 //! structs ([`ClusterReport`], [`NeighborReport`]) first, so every format
 //! shows the same facts, and failed documents appear in every format.
 
-mod csv_safe;
 mod table;
 
 use std::io::Write;
@@ -30,8 +29,8 @@ pub struct Redirected {
     pub same_as: String,
 }
 
-pub use csv_safe::{SafeCsvWriter, spreadsheet_safe};
 pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
+pub use webdup_seo::csv_safe::{SafeCsvWriter, UTF8_BOM, spreadsheet_safe};
 
 /// Version of the JSON schema; bumped when a field changes meaning or goes away.
 ///
@@ -121,10 +120,6 @@ pub struct ClusterReport {
 
 /// Rounds to 6 decimals so reports stay readable and stable.
 use crate::verify::round6 as round;
-
-/// The UTF-8 byte-order mark that `--csv-bom` puts before CSV and TSV
-/// output, so that Excel reads it as UTF-8.
-pub const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
 
 impl ClusterReport {
     pub fn new(corpus: &Corpus, clustering: &Clustering, config: &Config) -> ClusterReport {

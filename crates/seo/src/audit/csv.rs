@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use super::Audit;
-use crate::error::Result;
-use crate::report::SafeCsvWriter;
+use crate::Result;
+use crate::csv_safe::SafeCsvWriter;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(T::to_string).unwrap_or_default()

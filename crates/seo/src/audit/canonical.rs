@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use super::{AuditMember, Issue, PageRow};
-use crate::fetch::{FetchRecord, Hop};
+use webdup_core::page::Hop;
 
 /// The comparable form of a URL: parsed (scheme and host lowercased, default
 /// port and dot segments gone) without its fragment; unparseable strings
@@ -50,12 +50,8 @@ pub struct StatusIndex {
 }
 
 impl StatusIndex {
-    pub fn new(pages: &[PageRow], fetches: &[FetchRecord]) -> Self {
-        Self::from_hops(pages, fetches.iter().flat_map(|r| &r.chain))
-    }
-
-    /// Like [`StatusIndex::new`], from the responses alone (an index keeps
-    /// the redirects before each page's final response).
+    /// From the pages' rows (each page's final answer) and the responses
+    /// before them (every hop of every redirect chain).
     pub fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
         let mut status = HashMap::new();
         for hop in hops {
@@ -234,7 +230,7 @@ mod tests {
                 exact: true,
             })
             .collect();
-        analyse(&members, pages, &StatusIndex::new(pages, &[]))
+        analyse(&members, pages, &StatusIndex::from_hops(pages, []))
     }
 
     fn codes(v: &Verdict) -> Vec<&'static str> {

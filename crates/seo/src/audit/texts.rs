@@ -18,7 +18,9 @@ use serde::ser::{SerializeSeq, Serializer};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
 use super::Audit;
-use crate::engine::{Clustering, Corpus};
+use webdup_core::dedup::Clustering;
+use webdup_core::fingerprint::{Fingerprint, position_of};
+use webdup_core::units::Units;
 
 /// Longest text kept, in words: enough for any real article; a 10 MB page
 /// would otherwise dominate the report.
@@ -134,15 +136,11 @@ impl AuditTexts {
     /// Scripts for every member of every cluster. Needs a corpus built with
     /// [`crate::engine::Config::keep_pages`] (or read from an index that
     /// stored texts); pages without a text are listed in `missing`.
-    pub fn build(corpus: &Corpus, clustering: &Clustering, audit: &Audit) -> AuditTexts {
-        use rayon::prelude::*;
-        let per_cluster: Vec<(String, Vec<PageText>, Vec<usize>)> = clustering
-            .clusters
-            .par_iter()
-            .zip(audit.clusters.par_iter())
-            .enumerate()
-            .map(|(n, (c, ac))| {
-                let text_of = |key| corpus.doc(key).and_then(|d| d.text.as_deref());
+    pub fn build(units: &impl Units, docs: &[Fingerprint], clustering: &Clustering, audit: &Audit) -> AuditTexts {
+        let per_cluster: Vec<(String, Vec<PageText>, Vec<usize>)> =
+            units.map(clustering.clusters.len().min(audit.clusters.len()), |n| {
+                let (c, ac) = (&clustering.clusters[n], &audit.clusters[n]);
+                let text_of = |key| position_of(docs, key).and_then(|i| docs[i].text.as_deref());
                 let base_doc = std::iter::once(c.representative)
                     .chain(c.members.iter().map(|m| m.key))
                     .find(|&d| text_of(d).is_some())
@@ -163,8 +161,7 @@ impl AuditTexts {
                     pages.push(PageText { page: am.page, base: n, ops });
                 }
                 (base.join(" "), pages, missing)
-            })
-            .collect();
+            });
         let mut texts = AuditTexts::default();
         for (base, pages, missing) in per_cluster {
             texts.bases.push(base);

@@ -10,6 +10,10 @@
 use std::borrow::Cow;
 use std::io::Write;
 
+/// The UTF-8 byte-order mark that `--csv-bom` puts before CSV and TSV
+/// output, so that Excel reads it as UTF-8.
+pub const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
+
 /// `cell` made safe to open in a spreadsheet (see the module docs).
 pub fn spreadsheet_safe(cell: &str) -> Cow<'_, str> {
     match cell.as_bytes().first() {

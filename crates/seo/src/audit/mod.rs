@@ -1,0 +1,736 @@
+//! The SEO duplicate-content audit: what `webdup audit` reports.
+//!
+//! [`Audit::build`] turns the pages of a crawl ([`AuditPage`]s: each page's
+//! [`PageRecord`] and what became of its content), their fingerprints and
+//! the [`Clustering`] of those into one plain model: a row per page with the
+//! columns SEO tools show (closest similarity match, number of near
+//! duplicates, canonical, indexability), the clusters with a verdict on
+//! whether canonical tags or `noindex` already handle them ([`canonical`]),
+//! duplicate titles, descriptions and h1s, thin pages and fetch errors. The
+//! writers render that one model: `report.json` (schema in
+//! `docs/audit-schema.md`), `pages.csv`, `clusters.csv` ([`csv`]) and a
+//! self-contained `report.html` ([`html`]) whose diff view reads the texts
+//! kept by [`texts`].
+//!
+//! A fresh run and a crawl kept in an index reach this one builder through
+//! the same page model: the `webdup` facade turns either into
+//! [`AuditPage`]s (`webdup::audit::of_run`, `webdup::audit::of_crawl`).
+
+pub mod canonical;
+pub mod csv;
+pub mod html;
+pub mod texts;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::Result;
+use webdup_core::DocKey;
+use webdup_core::dedup::{self, Clustering};
+use webdup_core::fingerprint::{Fingerprint, position_of};
+use webdup_core::page::PageRecord;
+use webdup_core::settings::{FingerprintSettings, MatchSettings};
+use webdup_core::units::Units;
+use webdup_core::verify::Measure;
+
+pub use texts::AuditTexts;
+
+/// One page of a crawl as the audit reads it: its record (address, the
+/// exchange, redirects, metadata with canonical and indexability merged) and
+/// what became of its content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditPage {
+    pub record: PageRecord,
+    pub content: Content,
+}
+
+/// What became of a page's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Fingerprinted: the key of its fingerprint.
+    Doc(DocKey),
+    /// Not analysed: a stable kind (`fetch`, `no_text`, ...) and a sentence.
+    Failed { kind: String, message: String },
+    /// An input that redirected to a page the crawl has under another input
+    /// (see `webdup_core::page::fold_redirects`): listed with its own URL
+    /// and the redirect's status, never a duplicate of its target.
+    Redirect,
+}
+
+/// Version of `report.json`'s schema; bumped when a field changes meaning or
+/// goes away (added fields keep the version).
+pub const AUDIT_SCHEMA_VERSION: u32 = 1;
+
+/// Audit settings beyond the engine's.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditConfig {
+    /// Pages with fewer main-text words than this are thin.
+    pub thin_words: usize,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig { thin_words: 200 }
+    }
+}
+
+/// The settings a report was made with.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditSettings {
+    pub threshold: f64,
+    pub shingle_size: usize,
+    pub extractor: String,
+    pub thin_words: usize,
+    /// Every fingerprint setting, as `webdup cluster` reports them.
+    pub fingerprint: FingerprintSettings,
+    /// Every matching setting, as `webdup cluster` reports them.
+    #[serde(rename = "match")]
+    pub matching: MatchSettings,
+}
+
+impl AuditSettings {
+    /// The settings of an audit of fingerprints made with `made_with` and
+    /// matched by `matching`.
+    pub fn new(made_with: &FingerprintSettings, matching: &MatchSettings, audit: &AuditConfig) -> AuditSettings {
+        AuditSettings {
+            threshold: matching.threshold,
+            shingle_size: made_with.shingle_size,
+            extractor: made_with.extractor.clone(),
+            thin_words: audit.thin_words,
+            fingerprint: made_with.clone(),
+            matching: matching.clone(),
+        }
+    }
+}
+
+/// The numbers at the top of the report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AuditSummary {
+    /// Every input page, fetched or not.
+    pub pages: usize,
+    /// Pages whose text was read and fingerprinted.
+    pub analysed: usize,
+    /// Pages that could not be fetched or read.
+    pub errors: usize,
+    /// Groups of two or more pages with the same normalized main text.
+    pub exact_groups: usize,
+    /// Pages in those groups.
+    pub exact_duplicate_pages: usize,
+    /// Clusters of similar pages, exact groups included.
+    pub clusters: usize,
+    /// Clusters whose members are not all the same text.
+    pub near_clusters: usize,
+    /// Pages in any cluster.
+    pub pages_in_clusters: usize,
+    /// `pages_in_clusters / analysed`, 0 when nothing was analysed.
+    pub share_affected: f64,
+    pub clusters_handled: usize,
+    pub clusters_with_problems: usize,
+    pub duplicate_title_groups: usize,
+    pub duplicate_description_groups: usize,
+    pub duplicate_h1_groups: usize,
+    pub thin_pages: usize,
+    pub noindex_pages: usize,
+    /// Pages whose canonical names another URL.
+    pub canonicalised_pages: usize,
+    pub missing_titles: usize,
+    pub missing_descriptions: usize,
+    pub missing_h1s: usize,
+}
+
+/// One input page.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageRow {
+    /// Position in `pages`; other sections refer to pages by it.
+    pub page: usize,
+    /// The final URL after redirects; for local files, the path.
+    pub url: String,
+    /// The input as given, when it differs from `url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// Final HTTP status; absent for local files and unreachable URLs.
+    pub status: Option<u16>,
+    /// `indexable`, `noindex`, `canonicalised` (canonical names another
+    /// URL), `non_200`, `error`, or `redirect` (an input that redirected to
+    /// a page listed under another input).
+    pub indexability: &'static str,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub h1: Option<String>,
+    /// Resolved canonical URL: the HTML `<link rel=canonical>`, else the
+    /// HTTP `Link` header.
+    pub canonical: Option<String>,
+    /// `html` or `http`.
+    pub canonical_source: Option<&'static str>,
+    pub noindex: bool,
+    /// `meta` or `x-robots-tag` (the first found).
+    pub noindex_source: Option<&'static str>,
+    /// Words of main text; absent for pages that failed.
+    pub words: Option<usize>,
+    pub thin: bool,
+    /// The most similar other page at or above the threshold.
+    pub closest_page: Option<usize>,
+    pub closest_url: Option<String>,
+    /// Exact Jaccard with `closest_page`.
+    pub closest_similarity: Option<f64>,
+    /// Other pages at or above the threshold.
+    pub near_duplicates: usize,
+    pub cluster: Option<usize>,
+    /// Why the page could not be analysed.
+    pub error: Option<String>,
+}
+
+/// A member of a cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditMember {
+    pub page: usize,
+    pub url: String,
+    pub representative: bool,
+    /// Exact Jaccard with the representative.
+    pub similarity: f64,
+    /// Share of this member's shingles found in the representative.
+    pub containment: f64,
+    /// Same normalized text as the representative.
+    pub exact: bool,
+}
+
+/// A finding about a cluster's canonical setup.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Issue {
+    /// Stable code, listed in `docs/audit-schema.md`.
+    pub code: &'static str,
+    pub message: String,
+    /// The pages concerned.
+    pub pages: Vec<usize>,
+}
+
+/// A cluster of duplicate pages and its canonical verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditCluster {
+    pub id: usize,
+    /// `exact` when every member has the same text, else `near`.
+    pub kind: &'static str,
+    pub size: usize,
+    pub representative: usize,
+    /// `handled` (one URL is left to index) or `problem`.
+    pub status: &'static str,
+    /// For handled clusters: `canonical`, `noindex` or `canonical+noindex`.
+    pub handled_by: Option<&'static str>,
+    /// The one URL the members agree on, when they do.
+    pub canonical_target: Option<String>,
+    /// Lowest member similarity to the representative.
+    pub min_similarity: f64,
+    pub issues: Vec<Issue>,
+    pub members: Vec<AuditMember>,
+}
+
+/// Indexable pages sharing a title, description or h1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValueGroup {
+    /// The value as the first page writes it.
+    pub value: String,
+    pub pages: Vec<usize>,
+}
+
+/// A page that could not be analysed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorRow {
+    pub page: usize,
+    pub url: String,
+    pub status: Option<u16>,
+    pub kind: String,
+    pub message: String,
+}
+
+/// Where the pages of an audit built from an index came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditSource {
+    /// `index`.
+    pub kind: &'static str,
+    /// The index file.
+    pub index: String,
+    pub crawl: String,
+    /// Analysed pages whose main text the index does not hold (stored before
+    /// schema version 3, or without text): they are audited like the others,
+    /// but cannot be shown in the diff view.
+    pub pages_without_text: usize,
+}
+
+/// Everything an audit reports; serialized as `report.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Audit {
+    pub schema_version: u32,
+    pub generator: String,
+    /// Set when the pages were read from an index rather than fetched or
+    /// read in this run (`webdup::audit::of_crawl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<AuditSource>,
+    pub settings: AuditSettings,
+    pub summary: AuditSummary,
+    pub pages: Vec<PageRow>,
+    pub clusters: Vec<AuditCluster>,
+    pub duplicate_titles: Vec<ValueGroup>,
+    pub duplicate_descriptions: Vec<ValueGroup>,
+    pub duplicate_h1s: Vec<ValueGroup>,
+    /// Pages under `settings.thin_words` words, fewest first.
+    pub thin_pages: Vec<usize>,
+    pub errors: Vec<ErrorRow>,
+}
+
+/// Rounds to 4 decimals: enough to rank pages, stable in snapshots.
+fn round(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+pub use webdup_core::page::forbids_indexing;
+use webdup_core::page::{CanonicalSource, NoindexSource};
+
+impl Audit {
+    /// Builds the audit model of `pages` (in the order they are to be
+    /// listed), whose analysed ones are fingerprinted in `docs` (sorted by
+    /// key) and clustered in `clustering`, under `settings`. `units` runs the
+    /// search for near misses.
+    pub fn build(
+        units: &impl Units,
+        pages: &[AuditPage],
+        docs: &[Fingerprint],
+        clustering: &Clustering,
+        settings: AuditSettings,
+    ) -> Audit {
+        let rows = rows_of(pages, docs, settings.thin_words);
+        // Every response of every redirect chain (so a canonical naming a
+        // redirecting URL is seen as 301), and each page's final answer.
+        let statuses = canonical::StatusIndex::from_hops(&rows.pages, pages.iter().flat_map(|p| &p.record.redirects));
+        let Rows { mut pages, errors, page_of_doc } = rows;
+        fill_matches(units, &mut pages, docs, clustering, &page_of_doc, &settings);
+        // The clustering names documents by key; a key `docs` do not hold
+        // (a clustering of other documents) names no page.
+        let page_of = |key: DocKey| position_of(docs, key).map(|i| page_of_doc[i]);
+
+        let clusters: Vec<AuditCluster> = clustering
+            .clusters
+            .iter()
+            .map(|c| {
+                let members: Vec<AuditMember> = c
+                    .members
+                    .iter()
+                    .filter_map(|m| {
+                        let page = page_of(m.key)?;
+                        Some(AuditMember {
+                            page,
+                            url: pages[page].url.clone(),
+                            representative: m.key == c.representative,
+                            similarity: round(m.jaccard),
+                            containment: round(m.containment),
+                            exact: m.exact,
+                        })
+                    })
+                    .collect();
+                for m in &members {
+                    pages[m.page].cluster = Some(c.id);
+                }
+                let verdict = canonical::analyse(&members, &pages, &statuses);
+                AuditCluster {
+                    id: c.id,
+                    kind: if c.is_exact() { "exact" } else { "near" },
+                    size: members.len(),
+                    representative: page_of(c.representative).unwrap_or_default(),
+                    status: if verdict.issues.is_empty() { "handled" } else { "problem" },
+                    handled_by: verdict.handled_by,
+                    canonical_target: verdict.target,
+                    min_similarity: members.iter().map(|m| m.similarity).fold(1.0, f64::min),
+                    issues: verdict.issues,
+                    members,
+                }
+            })
+            .collect();
+
+        let duplicate_titles = value_groups(&pages, |p| p.title.as_deref());
+        let duplicate_descriptions = value_groups(&pages, |p| p.description.as_deref());
+        let duplicate_h1s = value_groups(&pages, |p| p.h1.as_deref());
+        let mut thin_pages: Vec<usize> = pages.iter().filter(|p| p.thin).map(|p| p.page).collect();
+        thin_pages.sort_by_key(|&p| (pages[p].words, p));
+
+        let mut exact: HashMap<[u8; 16], usize> = HashMap::new();
+        for d in docs {
+            *exact.entry(d.digest).or_default() += 1;
+        }
+        let analysed = docs.len();
+        let pages_in_clusters: usize = clusters.iter().map(|c| c.size).sum();
+        // Pages that answered with content of their own (not redirects).
+        let ok = || pages.iter().filter(|p| p.error.is_none() && p.indexability != "redirect");
+        let summary = AuditSummary {
+            pages: pages.len(),
+            analysed,
+            errors: errors.len(),
+            exact_groups: exact.values().filter(|&&n| n > 1).count(),
+            exact_duplicate_pages: exact.values().filter(|&&n| n > 1).sum(),
+            clusters: clusters.len(),
+            near_clusters: clusters.iter().filter(|c| c.kind == "near").count(),
+            pages_in_clusters,
+            share_affected: if analysed == 0 { 0.0 } else { round(pages_in_clusters as f64 / analysed as f64) },
+            clusters_handled: clusters.iter().filter(|c| c.status == "handled").count(),
+            clusters_with_problems: clusters.iter().filter(|c| c.status == "problem").count(),
+            duplicate_title_groups: duplicate_titles.len(),
+            duplicate_description_groups: duplicate_descriptions.len(),
+            duplicate_h1_groups: duplicate_h1s.len(),
+            thin_pages: thin_pages.len(),
+            noindex_pages: ok().filter(|p| p.noindex).count(),
+            canonicalised_pages: ok().filter(|p| p.indexability == "canonicalised").count(),
+            missing_titles: ok().filter(|p| p.title.is_none()).count(),
+            missing_descriptions: ok().filter(|p| p.description.is_none()).count(),
+            missing_h1s: ok().filter(|p| p.h1.is_none()).count(),
+        };
+        Audit {
+            schema_version: AUDIT_SCHEMA_VERSION,
+            generator: format!("webdup {}", env!("CARGO_PKG_VERSION")),
+            source: None,
+            settings,
+            summary,
+            pages,
+            clusters,
+            duplicate_titles,
+            duplicate_descriptions,
+            duplicate_h1s,
+            thin_pages,
+            errors,
+        }
+    }
+
+    /// Writes `report.json`.
+    pub fn write_json(&self, out: &mut dyn Write) -> Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    /// Writes the four report files into `dir` (created if missing); the
+    /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
+    /// (Excel then reads non-Latin text right).
+    pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
+        let bom: &[u8] = if csv_bom { crate::csv_safe::UTF8_BOM } else { b"" };
+        std::fs::create_dir_all(dir)?;
+        let file = |name: &str| -> Result<std::io::BufWriter<std::fs::File>> {
+            Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))
+        };
+        let mut w = file("report.json")?;
+        self.write_json(&mut w)?;
+        w.flush()?;
+        let mut w = file("pages.csv")?;
+        w.write_all(bom)?;
+        csv::write_pages(self, &mut w)?;
+        w.flush()?;
+        let mut w = file("clusters.csv")?;
+        w.write_all(bom)?;
+        csv::write_clusters(self, &mut w)?;
+        w.flush()?;
+        let mut w = file("report.html")?;
+        html::write(self, texts, &mut w)?;
+        w.flush()?;
+        Ok(())
+    }
+}
+
+/// The page rows of an audit, before matches and clusters are filled in.
+struct Rows {
+    pages: Vec<PageRow>,
+    errors: Vec<ErrorRow>,
+    /// The page row of each of the corpus's documents.
+    page_of_doc: Vec<usize>,
+}
+
+/// A page row with only its URL, input and status known.
+fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16>) -> PageRow {
+    PageRow {
+        page,
+        url,
+        input,
+        status,
+        indexability: "indexable",
+        title: None,
+        description: None,
+        h1: None,
+        canonical: None,
+        canonical_source: None,
+        noindex: false,
+        noindex_source: None,
+        words: None,
+        thin: false,
+        closest_page: None,
+        closest_url: None,
+        closest_similarity: None,
+        near_duplicates: 0,
+        cluster: None,
+        error: None,
+    }
+}
+
+/// The row of an input that redirected to a page the run has under another
+/// input: its own URL and the redirect's status, not analysed, never a
+/// duplicate of its target.
+fn redirect_row(page: usize, url: String, status: Option<u16>) -> PageRow {
+    PageRow { indexability: "redirect", ..blank_row(page, url, None, status) }
+}
+
+/// Marks the row as failed and returns its entry for `errors`.
+fn error_row(row: &mut PageRow, kind: &str, message: &str) -> ErrorRow {
+    row.error = Some(format!("{kind}: {message}"));
+    ErrorRow { page: row.page, url: row.url.clone(), status: row.status, kind: kind.into(), message: message.into() }
+}
+
+/// The row's `indexability`, from its error, status, robots and canonical.
+fn indexability(row: &PageRow) -> &'static str {
+    if row.error.is_some() {
+        if row.status.is_some_and(|s| s != 200) { "non_200" } else { "error" }
+    } else if row.noindex {
+        "noindex"
+    } else if row.canonical.as_deref().is_some_and(|c| !canonical::same_url(c, &row.url)) {
+        "canonicalised"
+    } else {
+        "indexable"
+    }
+}
+
+/// The page rows, in the order of `pages`.
+fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows {
+    let mut page_of_doc = vec![0usize; docs.len()];
+    let mut rows = Vec::with_capacity(pages.len());
+    let mut errors = Vec::new();
+    for (n, p) in pages.iter().enumerate() {
+        let r = &p.record;
+        if p.content == Content::Redirect {
+            rows.push(redirect_row(n, r.url.clone(), r.redirects.first().map(|h| h.status)));
+            continue;
+        }
+        let url = r.effective_url().to_string();
+        let input = (url != r.url).then(|| r.url.clone());
+        let mut row = blank_row(n, url, input, r.status);
+        row.title = r.meta.title.clone();
+        row.description = r.meta.description.clone();
+        row.h1 = r.meta.h1.clone();
+        row.canonical = r.meta.canonical.clone().filter(|c| canonical::usable_canonical(c));
+        row.canonical_source = row.canonical.as_ref().and_then(|_| {
+            r.meta.canonical_source.as_deref().and_then(CanonicalSource::from_name).map(CanonicalSource::as_str)
+        });
+        row.noindex = r.meta.noindex == Some(true);
+        row.noindex_source =
+            r.meta.noindex_source.as_deref().and_then(NoindexSource::from_name).map(NoindexSource::as_str);
+        match &p.content {
+            Content::Doc(key) => match position_of(docs, *key) {
+                Some(i) => {
+                    page_of_doc[i] = n;
+                    row.words = Some(docs[i].word_count);
+                    row.thin = docs[i].word_count < thin_words;
+                }
+                None => errors.push(error_row(&mut row, "internal", &format!("no fingerprint with key {key}"))),
+            },
+            Content::Failed { kind, message } => errors.push(error_row(&mut row, kind, message)),
+            Content::Redirect => unreachable!("listed above"),
+        }
+        row.indexability = indexability(&row);
+        rows.push(row);
+    }
+    Rows { pages: rows, errors, page_of_doc }
+}
+
+/// Pages without a duplicate show their nearest page from this Jaccard up.
+pub const NEAR_MISS_FLOOR: f64 = 0.5;
+
+/// Fills each page's closest match and near-duplicate count from the
+/// confirmed pairs. Exact copies only link to the first copy of their text
+/// and only first copies take part in the near search, so counts go through
+/// the groups of copies: a page is near every other copy of its text, and
+/// near every copy of each text its text is near.
+fn fill_matches(
+    units: &impl Units,
+    pages: &mut [PageRow],
+    docs: &[Fingerprint],
+    clustering: &Clustering,
+    page_of_doc: &[usize],
+    settings: &AuditSettings,
+) {
+    let mut first: HashMap<[u8; 16], usize> = HashMap::new();
+    let mut group = vec![0usize; docs.len()];
+    let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
+    for (i, d) in docs.iter().enumerate() {
+        let g = *first.entry(d.digest).or_insert(i);
+        group[i] = g;
+        copies[g].push(i);
+    }
+    let mut near: Vec<Vec<(usize, f64)>> = vec![Vec::new(); docs.len()];
+    for e in &clustering.edges {
+        let (Some(a), Some(b)) = (position_of(docs, e.a), position_of(docs, e.b)) else {
+            continue;
+        };
+        let (a, b) = (group[a], group[b]);
+        if a != b {
+            let j = e.overlap.jaccard();
+            near[a].push((b, j));
+            near[b].push((a, j));
+        }
+    }
+    let mut near_misses: Option<Vec<Vec<dedup::Neighbor>>> = None;
+    for i in 0..docs.len() {
+        let g = group[i];
+        let others = copies[g].len() - 1;
+        let count = others + near[g].iter().map(|&(h, _)| copies[h].len()).sum::<usize>();
+        let closest = if others > 0 {
+            copies[g].iter().find(|&&c| c != i).map(|&c| (c, 1.0))
+        } else {
+            near[g].iter().copied().max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+        };
+        // A page with no duplicate still shows its nearest page from
+        // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79)
+        // is worth a look.
+        let closest = closest.or_else(|| {
+            let misses = near_misses.get_or_insert_with(|| {
+                let jaccard = MatchSettings { measure: Measure::Jaccard, ..settings.matching.clone() };
+                let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
+                dedup::neighbors(units, docs, &jaccard, &settings.fingerprint, floor, 1)
+            });
+            misses[i].first().and_then(|n| Some((position_of(docs, n.key)?, n.jaccard)))
+        });
+        let p = &mut pages[page_of_doc[i]];
+        p.near_duplicates = count;
+        if let Some((c, j)) = closest {
+            p.closest_page = Some(page_of_doc[c]);
+            p.closest_similarity = Some(round(j));
+        }
+    }
+    for i in 0..pages.len() {
+        if let Some(c) = pages[i].closest_page {
+            pages[i].closest_url = Some(pages[c].url.clone());
+        }
+    }
+}
+
+/// Groups of two or more analysed, indexable pages whose value is the same
+/// after folding case and whitespace. Pages that are noindex or canonicalised
+/// elsewhere are left out: search engines do not show them, so their titles
+/// compete with nothing.
+fn value_groups(pages: &[PageRow], value: impl Fn(&PageRow) -> Option<&str>) -> Vec<ValueGroup> {
+    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    for p in pages.iter().filter(|p| p.indexability == "indexable") {
+        if let Some(v) = value(p) {
+            let key = v.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+            if !key.is_empty() {
+                groups.entry(key).or_default().push(p.page);
+            }
+        }
+    }
+    let mut out: Vec<ValueGroup> = groups
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| ValueGroup { value: value(&pages[g[0]]).unwrap_or_default().to_string(), pages: g })
+        .collect();
+    out.sort_by(|a, b| b.pages.len().cmp(&a.pages.len()).then(a.pages[0].cmp(&b.pages[0])));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webdup_core::candidates::Method;
+    use webdup_core::page::{Hop, RecordMeta};
+    use webdup_core::settings::FINGERPRINT_SETTINGS_VERSION;
+    use webdup_core::shingle::{ShingleConfig, Shingler};
+    use webdup_core::sketch::{MinHasher, SimHashWeighting};
+    use webdup_core::units::InTurn;
+
+    fn settings() -> AuditSettings {
+        let made_with = FingerprintSettings {
+            version: FINGERPRINT_SETTINGS_VERSION,
+            extractor: "blocks".into(),
+            include_selector: None,
+            exclude_selector: None,
+            template: None,
+            shingle_size: 5,
+            stopwords: false,
+            stem: false,
+            language: "auto".into(),
+            permutations: 128,
+            seed: 42,
+            simhash_weighting: SimHashWeighting::Tf,
+        };
+        let matching = MatchSettings {
+            threshold: 0.8,
+            cross_site_threshold: None,
+            measure: Measure::Jaccard,
+            method: Method::MinHash,
+            max_hamming: 3,
+            min_cluster_size: 2,
+        };
+        AuditSettings::new(&made_with, &matching, &AuditConfig { thin_words: 10 })
+    }
+
+    fn page(url: &str, content: Content) -> AuditPage {
+        AuditPage { record: PageRecord::observed(url.into(), None, None), content }
+    }
+
+    /// The audit reads pages and fingerprints alone: no run, no index.
+    #[test]
+    fn pages_and_fingerprints_alone_make_an_audit() {
+        let text = "the harbour office posts the winter ferry timetable on the board every monday morning";
+        let sh = Shingler::new(ShingleConfig::default()).shingle(text);
+        let minhash = MinHasher::new(128, 42).sketch(&sh.hashes);
+        let doc = |url: &str, key: u64| {
+            Fingerprint::from_parts(
+                url.into(),
+                DocKey(key),
+                sh.word_count,
+                sh.hashes.clone(),
+                sh.digest,
+                minhash.clone(),
+                0,
+            )
+        };
+        // Keys far from positions: the audit must join by key.
+        let docs = vec![doc("https://a.test/ferry", 10), doc("https://a.test/ferry-copy", 30)];
+        let mut noindexed = page("https://a.test/ferry-copy", Content::Doc(DocKey(30)));
+        noindexed.record.meta =
+            RecordMeta { noindex: Some(true), noindex_source: Some("meta".into()), ..noindexed.record.meta };
+        let mut moved = page("https://a.test/old", Content::Redirect);
+        moved.record.redirects = vec![Hop { url: "https://a.test/old".into(), status: 301 }];
+        let pages = vec![
+            page("https://a.test/ferry", Content::Doc(DocKey(10))),
+            page(
+                "https://a.test/gone",
+                Content::Failed { kind: "fetch".into(), message: "http_status: HTTP 404".into() },
+            ),
+            noindexed,
+            moved,
+        ];
+        let settings = settings();
+        let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
+        let audit = Audit::build(&InTurn, &pages, &docs, &clustering, settings);
+        let rows: Vec<(&str, &str)> = audit.pages.iter().map(|p| (p.url.as_str(), p.indexability)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("https://a.test/ferry", "indexable"),
+                ("https://a.test/gone", "error"),
+                ("https://a.test/ferry-copy", "noindex"),
+                ("https://a.test/old", "redirect")
+            ]
+        );
+        assert_eq!((audit.summary.pages, audit.summary.analysed, audit.summary.errors), (4, 2, 1));
+        let members: Vec<usize> = audit.clusters[0].members.iter().map(|m| m.page).collect();
+        assert_eq!(members, [0, 2]);
+        assert_eq!((audit.clusters[0].status, audit.clusters[0].handled_by), ("handled", Some("noindex")));
+        assert_eq!((audit.pages[0].closest_page, audit.pages[0].near_duplicates), (Some(2), 1));
+        assert_eq!(audit.pages[3].status, Some(301));
+        assert_eq!(audit.errors[0].message, "http_status: HTTP 404");
+    }
+
+    #[test]
+    fn robots_directives_with_and_without_bot_names() {
+        assert!(forbids_indexing("noindex, follow"));
+        assert!(forbids_indexing("googlebot: noindex"));
+        assert!(forbids_indexing("NONE"));
+        assert!(!forbids_indexing("index, follow"));
+        assert!(!forbids_indexing("unavailable_after: 25 Jun 2010 15:00:00 PST"));
+    }
+}

@@ -32,27 +32,6 @@ pub enum Error {
     /// A crawl the report needs has no pages.
     #[error("crawl '{0}' has no pages")]
     EmptyCrawl(String),
-    /// Writing a report failed.
-    #[error("cannot write output: {0}")]
-    Output(#[from] std::io::Error),
-    /// Serializing a report failed.
-    #[error("cannot serialize output: {0}")]
-    Serialize(String),
-}
-
-impl From<serde_json::Error> for Error {
-    fn from(e: serde_json::Error) -> Self {
-        if e.is_io() { Error::Output(e.into()) } else { Error::Serialize(e.to_string()) }
-    }
-}
-
-impl From<csv::Error> for Error {
-    fn from(e: csv::Error) -> Self {
-        match e.into_kind() {
-            csv::ErrorKind::Io(io) => Error::Output(io),
-            other => Error::Serialize(format!("{other:?}")),
-        }
-    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

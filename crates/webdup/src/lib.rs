@@ -77,8 +77,6 @@ pub mod store {
                 webdup_seo::Error::EmptyCrawl(name) => {
                     Error::InvalidPage(format!("crawl '{name}' has no pages in {}", index.path().display()))
                 }
-                // Lost and found writes nothing; its only failure is above.
-                other => Error::InvalidPage(other.to_string()),
             })
         }
     }

@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use super::Audit;
-use crate::Result;
 use crate::csv_safe::SafeCsvWriter;
+use std::io::Result;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(T::to_string).unwrap_or_default()

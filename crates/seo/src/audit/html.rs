@@ -12,7 +12,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::{Audit, AuditTexts, ValueGroup};
-use crate::Result;
+use std::io::Result;
 
 const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");

@@ -27,7 +27,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::Result;
+use std::io::Result;
 use webdup_core::DocKey;
 use webdup_core::dedup::{self, Clustering};
 use webdup_core::fingerprint::{Fingerprint, position_of};

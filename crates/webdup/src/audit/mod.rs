@@ -69,23 +69,22 @@ pub fn texts(corpus: &Corpus, clustering: &Clustering, audit: &Audit) -> AuditTe
 /// A run's pages as the audit reads them, by key (input order): analysed
 /// documents, failures, and inputs folded into another input's page by
 /// [`crate::run::fold_redirects`] (their fetch is recorded, their page is
-/// another's), each with its fetch's record.
+/// another's), each joined by key to its fetch's record.
 pub fn of_run(corpus: &Corpus, fetches: &[FetchRecord]) -> Vec<AuditPage> {
-    let by_id: HashMap<&str, &FetchRecord> = fetches.iter().map(|r| (r.id.as_str(), r)).collect();
-    let exchange = |id: &str| by_id.get(id).map(|r| Exchange::from(*r));
+    let by_key: HashMap<DocKey, &FetchRecord> = fetches.iter().map(|r| (r.key, r)).collect();
+    let exchange = |key: DocKey| by_key.get(&key).map(|r| Exchange::from(*r));
     let mut pages: Vec<(DocKey, AuditPage)> = Vec::with_capacity(corpus.len());
     for d in &corpus.docs {
-        let record = PageRecord::observed(d.id.clone(), Some(d), exchange(&d.id).as_ref());
+        let record = PageRecord::observed(d.id.clone(), Some(d), exchange(d.key).as_ref());
         pages.push((d.key, AuditPage { record, content: Content::Doc(d.key) }));
     }
     for e in &corpus.errors {
-        let record = PageRecord::observed(e.id.clone(), None, exchange(&e.id).as_ref());
+        let record = PageRecord::observed(e.id.clone(), None, exchange(e.key).as_ref());
         let content = Content::Failed { kind: e.kind.as_str().into(), message: e.message.clone() };
         pages.push((e.key, AuditPage { record, content }));
     }
-    let present: HashSet<&str> =
-        corpus.docs.iter().map(|d| d.id.as_str()).chain(corpus.errors.iter().map(|e| e.id.as_str())).collect();
-    for r in fetches.iter().filter(|r| r.chain.len() > 1 && !present.contains(r.id.as_str())) {
+    let present: HashSet<DocKey> = pages.iter().map(|(key, _)| *key).collect();
+    for r in fetches.iter().filter(|r| r.chain.len() > 1 && !present.contains(&r.key)) {
         let url = r.url.clone().unwrap_or_else(|| r.id.clone());
         let record = PageRecord::observed(url, None, Some(&Exchange::from(r)));
         pages.push((r.key, AuditPage { record, content: Content::Redirect }));

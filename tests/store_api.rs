@@ -253,8 +253,8 @@ fn redirects_are_stored_with_their_page() {
         Hop { url: "https://a.test/old".into(), status: 308 },
     ];
     let mut moved = Page::new("c1", "http://a.test/old", fingerprint(&fp, "https://a.test/new", &t[0]));
-    moved.final_url = Some("https://a.test/new".into());
-    moved.redirects = hops.clone();
+    moved.record.final_url = Some("https://a.test/new".into());
+    moved.record.redirects = hops.clone();
     let direct = Page::new("c1", "https://a.test/other", fingerprint(&fp, "https://a.test/other", &t[1]));
     index.insert_batch(&[moved, direct]).unwrap();
     assert_eq!(index.get("http://a.test/old").unwrap()[0].redirects, hops);

@@ -102,8 +102,8 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     assert_eq!(r.exact[0].url, "https://old.test/ferry");
     // The new columns are writable after the migration.
     let mut page = Page::new("2024", "https://old.test/ferry", f);
-    page.meta.h1 = Some("Ferry timetable".into());
-    page.meta.noindex = Some(false);
+    page.record.meta.h1 = Some("Ferry timetable".into());
+    page.record.meta.noindex = Some(false);
     index.insert(&page).unwrap();
     let rows = index.get("https://old.test/ferry").unwrap();
     assert_eq!(rows[1].meta.h1.as_deref(), Some("Ferry timetable"));
@@ -194,8 +194,8 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let mut f = f;
     f.text = Some(text.into());
     let mut page = Page::new("2024", "https://old.test/ferry", f);
-    page.meta.canonical = Some("https://old.test/ferry".into());
-    page.meta.canonical_source = Some("html".into());
+    page.record.meta.canonical = Some("https://old.test/ferry".into());
+    page.record.meta.canonical_source = Some("html".into());
     index.insert(&page).unwrap();
     assert_eq!(index.choose_crawl(None).unwrap(), "2024");
     let (new, new_fp) = &index.crawl_fingerprints("2024").unwrap()[0];

@@ -43,7 +43,7 @@ use crate::verify::Overlap;
 use webdup_core::DocKey;
 pub(crate) use webdup_core::candidates as index;
 use webdup_core::fingerprint::Fingerprint;
-use webdup_core::page::{Exchange, Hop, observe};
+use webdup_core::page::Exchange;
 // A page as stored is the core's page record; its metadata, the core's
 // record of what the page and its headers said. Their old names stay.
 pub use webdup_core::page::{Crawl, PageRecord as StoredPage, RecordMeta as PageMeta, iso8601_utc};
@@ -253,25 +253,12 @@ impl Settings {
     }
 }
 
-/// One page of one crawl, to be inserted.
+/// One page of one crawl, to be inserted: its record (the core's
+/// [`StoredPage`], `PageRecord`: address, exchange, redirects, metadata)
+/// and its content. What is read back is that record, with the row's id.
 #[derive(Debug, Clone)]
 pub struct Page {
-    pub crawl: String,
-    /// The URL (or path) as requested.
-    pub url: String,
-    /// The URL that answered after redirects.
-    pub final_url: Option<String>,
-    /// The last HTTP status; `None` for local files and network failures.
-    pub status: Option<u16>,
-    /// Seconds since the Unix epoch.
-    pub fetched_at: i64,
-    /// Why there is no content: a stable kind (`http_status`, `dns`, ...).
-    pub error_kind: Option<String>,
-    /// Why there is no content, for people.
-    pub error: Option<String>,
-    pub meta: PageMeta,
-    /// The responses before the final one, when the URL redirected.
-    pub redirects: Vec<Hop>,
+    pub record: StoredPage,
     /// The content; `None` for pages that could not be fetched or read.
     /// Its `text`, when set, is stored too (for the audit's diff view).
     pub fingerprint: Option<Fingerprint>,
@@ -287,18 +274,8 @@ impl Page {
     /// fingerprint kept them, see [`Config::keep_pages`]) come from the
     /// fingerprint.
     pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
-        Page {
-            crawl: crawl.into(),
-            url: url.into(),
-            final_url: None,
-            status: None,
-            fetched_at: now(),
-            error_kind: None,
-            error: None,
-            meta: PageMeta::of(fingerprint.meta.as_deref(), fingerprint.title.as_deref(), None),
-            redirects: Vec::new(),
-            fingerprint: Some(fingerprint),
-        }
+        let record = StoredPage::observed(url.into(), Some(&fingerprint), None);
+        Page { record: StoredPage { crawl: crawl.into(), fetched_at: now(), ..record }, fingerprint: Some(fingerprint) }
     }
 
     /// A page that gave no content.
@@ -308,18 +285,14 @@ impl Page {
         kind: impl Into<String>,
         error: impl Into<String>,
     ) -> Page {
-        Page {
+        let record = StoredPage {
             crawl: crawl.into(),
-            url: url.into(),
-            final_url: None,
-            status: None,
             fetched_at: now(),
             error_kind: Some(kind.into()),
             error: Some(error.into()),
-            meta: PageMeta::default(),
-            redirects: Vec::new(),
-            fingerprint: None,
-        }
+            ..StoredPage::observed(url.into(), None, None)
+        };
+        Page { record, fingerprint: None }
     }
 
     /// Drops the main text: the page is stored without it (smaller; an
@@ -335,29 +308,24 @@ impl Page {
     /// from a fetch (`webdup-web`'s `&FetchRecord` converts into an
     /// [`Exchange`]).
     pub fn with_fetch(mut self, exchange: impl Into<Exchange>) -> Page {
-        let mut record: Exchange = exchange.into();
-        self.final_url = record.final_url.take();
-        self.status = record.status;
-        self.redirects = std::mem::take(&mut record.redirects);
+        let exchange: Exchange = exchange.into();
         // The one merge rule of markup and headers, as in the audit.
-        let extracted = self.fingerprint.as_ref().and_then(|f| f.meta.as_deref());
-        if extracted.is_some() || record.link_canonical.is_some() || record.x_robots_tag.is_some() {
-            let observed = observe(extracted, Some(&record));
-            self.meta.observe(observed);
-        }
-        if let Some((kind, message)) = record.error {
-            self.error_kind = Some(kind);
-            self.error = Some(message);
+        let seen = StoredPage::observed(self.record.url.clone(), self.fingerprint.as_ref(), Some(&exchange));
+        let r = &mut self.record;
+        (r.final_url, r.status, r.redirects, r.meta) = (seen.final_url, seen.status, seen.redirects, seen.meta);
+        if seen.error_kind.is_some() {
+            (r.error_kind, r.error) = (seen.error_kind, seen.error);
         }
         self
     }
 
     fn check(&self) -> Result<()> {
-        if self.url.is_empty() {
+        let r = &self.record;
+        if r.url.is_empty() {
             return Err(Error::InvalidPage("empty URL".into()));
         }
-        if self.crawl.is_empty() {
-            return Err(Error::InvalidPage(format!("{}: empty crawl name", self.url)));
+        if r.crawl.is_empty() {
+            return Err(Error::InvalidPage(format!("{}: empty crawl name", r.url)));
         }
         Ok(())
     }
@@ -834,15 +802,15 @@ impl Index {
         }
         let old: Option<(i64, Option<Vec<u8>>)> = tx
             .prepare_cached("SELECT id, minhash FROM pages WHERE crawl = ?1 AND url = ?2")?
-            .query_row(params![page.crawl, page.url], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row(params![page.record.crawl, page.record.url], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         if let Some((id, minhash)) = old {
             self.delete_in(tx, id, minhash, deletions)?;
         }
         let fp = page.fingerprint.as_ref();
         let text = fp.and_then(|f| f.text.as_deref());
-        let redirects = (!page.redirects.is_empty())
-            .then(|| serde_json::to_string(&page.redirects))
+        let redirects = (!page.record.redirects.is_empty())
+            .then(|| serde_json::to_string(&page.record.redirects))
             .transpose()
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         tx.prepare_cached(
@@ -853,26 +821,26 @@ impl Index {
                      ?22, ?23)",
         )?
         .execute(params![
-            page.crawl,
-            page.url,
-            page.final_url,
-            page.status,
-            page.fetched_at,
-            page.error_kind,
-            page.error,
-            page.meta.title,
-            page.meta.canonical,
-            page.meta.noindex,
-            page.meta.description,
-            page.meta.h1,
+            page.record.crawl,
+            page.record.url,
+            page.record.final_url,
+            page.record.status,
+            page.record.fetched_at,
+            page.record.error_kind,
+            page.record.error,
+            page.record.meta.title,
+            page.record.meta.canonical,
+            page.record.meta.noindex,
+            page.record.meta.description,
+            page.record.meta.h1,
             fp.map_or(0, |f| f.word_count as i64),
             fp.map(|f| f.digest.to_vec()),
             fp.map(|f| f.simhash as i64),
             fp.map(|f| encode_u32s(&f.minhash)),
             fp.map_or(0, |f| f.shingles.len() as i64),
             fp.map(|f| encode_u64s(&f.shingles)),
-            page.meta.canonical_source,
-            page.meta.noindex_source,
+            page.record.meta.canonical_source,
+            page.record.meta.noindex_source,
             text.filter(|t| t.len() < DEFLATE_FROM),
             text.filter(|t| t.len() >= DEFLATE_FROM).map(deflate),
             redirects,

@@ -268,17 +268,20 @@ impl Fingerprinter {
     /// Extracts and shingles one document, leaving its sketches empty until
     /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
     pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
+        // The address after redirects, else the one asked for: extractors
+        // use it to recognise the site, and canonicals resolve against it.
+        let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
         let (text, title, extractor, meta, context) = match raw.format {
             Format::Text => (raw.body, None, "none", None, None),
             Format::Html if self.keep_pages => {
-                // The address after redirects, else the one asked for.
-                let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
                 let p = extract::extract_page_with(&raw.body, url, &self.extract, false)
                     .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
                 (p.text, p.extracted_title, p.extractor, Some(Box::new(p.meta)), p.context)
             }
+            // The same extraction, without reading the metadata no report
+            // of this run shows.
             Format::Html => {
-                let e = extract::extract(&raw.body, &self.extract)
+                let e = extract::extract_with_url(&raw.body, url, &self.extract)
                     .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
                 (e.text, e.title, e.extractor, None, e.context)
             }

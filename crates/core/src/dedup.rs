@@ -333,7 +333,7 @@ mod tests {
             max_hamming: 3,
             min_cluster_size: 2,
         };
-        let made_with = FingerprintSettings::for_tests();
+        let made_with = FingerprintSettings::default();
         (matching, made_with)
     }
 

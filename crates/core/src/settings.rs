@@ -108,17 +108,17 @@ pub struct RunSettings {
     pub matching: MatchSettings,
 }
 
-#[cfg(test)]
-impl FingerprintSettings {
-    /// The duplicate finder's defaults (`blocks`, 5-word shingles, 128
-    /// permutations), for the core's tests.
-    pub(crate) fn for_tests() -> Self {
+/// The library's defaults: `blocks`, 5-word shingles, 128 permutations, no
+/// template suppression (the `webdup` binary turns it on); the facade checks
+/// that its `Config::default()` agrees.
+impl Default for FingerprintSettings {
+    fn default() -> Self {
         FingerprintSettings {
             version: FINGERPRINT_SETTINGS_VERSION,
             extractor: "blocks".into(),
             include_selector: None,
             exclude_selector: None,
-            template: Some(TemplateConfig::default()),
+            template: None,
             shingle_size: 5,
             stopwords: false,
             stem: false,
@@ -135,7 +135,7 @@ mod tests {
     use super::*;
 
     fn settings() -> FingerprintSettings {
-        FingerprintSettings::for_tests()
+        FingerprintSettings { template: Some(TemplateConfig::default()), ..FingerprintSettings::default() }
     }
 
     #[test]

@@ -588,6 +588,11 @@ mod tests {
     use crate::verify::Overlap;
 
     #[test]
+    fn the_default_config_fingerprints_with_the_cores_default_settings() {
+        assert_eq!(Config::default().validate().unwrap().fingerprint_settings(), FingerprintSettings::default());
+    }
+
+    #[test]
     fn relative_canonicals_resolve_against_the_address_after_redirects() {
         let config = Config { keep_pages: true, ..Config::default() }.validate().unwrap();
         let fp = Fingerprinter::new(&config);

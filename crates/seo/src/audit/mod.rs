@@ -635,26 +635,12 @@ mod tests {
     use super::*;
     use webdup_core::candidates::Method;
     use webdup_core::page::{Hop, RecordMeta};
-    use webdup_core::settings::FINGERPRINT_SETTINGS_VERSION;
     use webdup_core::shingle::{ShingleConfig, Shingler};
-    use webdup_core::sketch::{MinHasher, SimHashWeighting};
+    use webdup_core::sketch::MinHasher;
     use webdup_core::units::InTurn;
 
     fn settings() -> AuditSettings {
-        let made_with = FingerprintSettings {
-            version: FINGERPRINT_SETTINGS_VERSION,
-            extractor: "blocks".into(),
-            include_selector: None,
-            exclude_selector: None,
-            template: None,
-            shingle_size: 5,
-            stopwords: false,
-            stem: false,
-            language: "auto".into(),
-            permutations: 128,
-            seed: 42,
-            simhash_weighting: SimHashWeighting::Tf,
-        };
+        let made_with = FingerprintSettings::default();
         let matching = MatchSettings {
             threshold: 0.8,
             cross_site_threshold: None,

@@ -77,6 +77,10 @@ async fn handle(State(st): State<Arc<Server>>, req: Request) -> Response<Body> {
     let path = req.uri().path().to_string();
     let hit = {
         let mut h = st.hits.lock().unwrap();
+        // Also counted per user agent, so a test can count its own
+        // fetcher's requests while other tests use the server.
+        let agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        *h.entry(format!("{agent} {path}")).or_insert(0) += 1;
         let n = h.entry(path.clone()).or_insert(0);
         *n += 1;
         *n
@@ -398,14 +402,15 @@ fn gzip_content_encoding_is_decoded() {
 
 #[test]
 fn robots_txt_disallows_and_is_fetched_once_per_fetcher() {
-    let fetcher = Fetcher::new(config()).unwrap();
-    let before = server().1.hits("/robots.txt");
+    // An agent of its own: the tests running beside it fetch robots.txt too.
+    let agent = "webdup-test-robots-once";
+    let fetcher = Fetcher::new(FetchConfig { user_agent: agent.into(), ..config() }).unwrap();
     let out = fetcher.fetch_all(sources(&["/private/page", "/ok", "/other", "/private/page?x=1"]), &Quiet);
     assert_eq!(kind(&out[0]), Some(FetchErrorKind::Robots));
     assert!(out[0].record.chain.is_empty(), "a disallowed page is never requested");
     assert_eq!(kind(&out[1]), None);
     assert_eq!(kind(&out[3]), Some(FetchErrorKind::Robots));
-    assert_eq!(server().1.hits("/robots.txt") - before, 1);
+    assert_eq!(server().1.hits(&format!("{agent} /robots.txt")), 1);
     let ignored = fetch_one(FetchConfig { ignore_robots: true, ..config() }, "/private/page");
     assert_eq!(kind(&ignored), None);
 }

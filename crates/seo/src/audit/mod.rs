@@ -501,10 +501,17 @@ fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows
     let mut errors = Vec::new();
     for (n, p) in pages.iter().enumerate() {
         let r = &p.record;
-        if p.content == Content::Redirect {
-            rows.push(redirect_row(n, r.url.clone(), r.redirects.first().map(|h| h.status)));
-            continue;
-        }
+        // What the page's content gave: its fingerprint's position, or why
+        // there is none.
+        let analysed = match &p.content {
+            Content::Redirect => {
+                rows.push(redirect_row(n, r.url.clone(), r.redirects.first().map(|h| h.status)));
+                continue;
+            }
+            Content::Doc(key) => position_of(docs, *key)
+                .ok_or_else(|| ("internal".to_string(), format!("no fingerprint with key {key}"))),
+            Content::Failed { kind, message } => Err((kind.clone(), message.clone())),
+        };
         let url = r.effective_url().to_string();
         let input = (url != r.url).then(|| r.url.clone());
         let mut row = blank_row(n, url, input, r.status);
@@ -518,17 +525,13 @@ fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows
         row.noindex = r.meta.noindex == Some(true);
         row.noindex_source =
             r.meta.noindex_source.as_deref().and_then(NoindexSource::from_name).map(NoindexSource::as_str);
-        match &p.content {
-            Content::Doc(key) => match position_of(docs, *key) {
-                Some(i) => {
-                    page_of_doc[i] = n;
-                    row.words = Some(docs[i].word_count);
-                    row.thin = docs[i].word_count < thin_words;
-                }
-                None => errors.push(error_row(&mut row, "internal", &format!("no fingerprint with key {key}"))),
-            },
-            Content::Failed { kind, message } => errors.push(error_row(&mut row, kind, message)),
-            Content::Redirect => unreachable!("listed above"),
+        match analysed {
+            Ok(i) => {
+                page_of_doc[i] = n;
+                row.words = Some(docs[i].word_count);
+                row.thin = docs[i].word_count < thin_words;
+            }
+            Err((kind, message)) => errors.push(error_row(&mut row, &kind, &message)),
         }
         row.indexability = indexability(&row);
         rows.push(row);

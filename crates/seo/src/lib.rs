@@ -10,7 +10,7 @@
 //!   and h1s, thin pages, errors; `report.json`, two CSV files and a
 //!   self-contained `report.html`. It reads [`audit::AuditPage`]s (a page's
 //!   record and what became of its content) and the pages' fingerprints.
-//! - [`lost_and_found`]: where did each old URL's content go after a site
+//! - [`mod@lost_and_found`]: where did each old URL's content go after a site
 //!   changed, as a redirect map.
 //! - [`csv_safe`]: CSV cells a spreadsheet opens as data, not formulas.
 //!

@@ -271,7 +271,7 @@ pub fn now() -> i64 {
 
 impl Page {
     /// A page with content; its title, metadata and main text (when the
-    /// fingerprint kept them, see [`Config::keep_pages`]) come from the
+    /// fingerprint kept them, see `webdup::Config::keep_pages`) come from the
     /// fingerprint.
     pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
         let record = StoredPage::observed(url.into(), Some(&fingerprint), None);
@@ -917,7 +917,7 @@ impl Index {
     /// The template a page at `id` (a URL or a path) is fingerprinted with
     /// when it comes alone: the newest one learned for its site, if any, and
     /// none when the index was built without template suppression. Apply it
-    /// with [`crate::engine::Fingerprinter::finish_alone`].
+    /// with `webdup::engine::Fingerprinter::finish_alone`.
     pub fn template_for(&self, id: &str) -> Result<Option<Vec<u64>>> {
         let Some(config) = &self.settings.fingerprint.template else { return Ok(None) };
         let Some(site) = crate::template::site_of(id, config.scope) else { return Ok(None) };

@@ -63,7 +63,7 @@ pub mod store {
     pub mod serve;
     pub use pages::pages_of;
 
-    /// Lost and found over an index's crawls: [`webdup_seo::lost_and_found`]
+    /// Lost and found over an index's crawls: [`mod@webdup_seo::lost_and_found`]
     /// fed by [`Index::crawl`].
     pub mod lost_and_found {
         pub use webdup_seo::lost_and_found::*;

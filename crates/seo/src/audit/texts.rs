@@ -133,9 +133,9 @@ fn script(base: &[&str], words: &[&str]) -> Vec<Op> {
 }
 
 impl AuditTexts {
-    /// Scripts for every member of every cluster. Needs a corpus built with
-    /// [`crate::engine::Config::keep_pages`] (or read from an index that
-    /// stored texts); pages without a text are listed in `missing`.
+    /// Scripts for every member of every cluster. Needs fingerprints that
+    /// kept their texts (`webdup::Config::keep_pages`, or read from an index
+    /// that stored texts); pages without a text are listed in `missing`.
     pub fn build(units: &impl Units, docs: &[Fingerprint], clustering: &Clustering, audit: &Audit) -> AuditTexts {
         let per_cluster: Vec<(String, Vec<PageText>, Vec<usize>)> =
             units.map(clustering.clusters.len().min(audit.clusters.len()), |n| {

@@ -61,7 +61,7 @@ pub fn build(
 }
 
 /// The texts of every cluster's members for the report's diff view (see
-/// [`texts`]); pages without a kept text are listed as missing.
+/// [`mod@texts`]); pages without a kept text are listed as missing.
 pub fn texts(corpus: &Corpus, clustering: &Clustering, audit: &Audit) -> AuditTexts {
     AuditTexts::build(&Threads, &corpus.docs, clustering, audit)
 }

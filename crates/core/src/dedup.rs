@@ -213,13 +213,12 @@ pub fn find_duplicates(
             Cluster { id: n + 1, representative: rep.key, members }
         })
         .collect();
-    let mut edges: Vec<Pair> = edges
-        .into_iter()
-        .map(|e| {
-            let (a, b) = (keys[e.a as usize], keys[e.b as usize]);
-            Pair { a: a.min(b), b: a.max(b), overlap: if a < b { e.overlap } else { e.overlap.swapped() } }
-        })
-        .collect();
+    // Copies were taken in key order and the near pairs come over `uniques`
+    // (also in key order) with `a < b`, so every edge already has the lower
+    // key first.
+    let mut edges: Vec<Pair> =
+        edges.into_iter().map(|e| Pair { a: keys[e.a as usize], b: keys[e.b as usize], overlap: e.overlap }).collect();
+    debug_assert!(edges.iter().all(|e| e.a < e.b), "an edge with its higher key first");
     edges.sort_unstable_by_key(|e| (e.a, e.b));
     Clustering { clusters, edges, stats }
 }

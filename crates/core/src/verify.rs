@@ -22,11 +22,6 @@ impl Overlap {
         Overlap { shared: intersection_len(a, b), len_a: a.len(), len_b: b.len() }
     }
 
-    /// The same overlap seen from the other side (B with A).
-    pub fn swapped(self) -> Overlap {
-        Overlap { shared: self.shared, len_a: self.len_b, len_b: self.len_a }
-    }
-
     /// |A ∩ B| / |A ∪ B|; two empty sets are identical (1.0).
     pub fn jaccard(&self) -> f64 {
         let union = self.len_a + self.len_b - self.shared;

@@ -265,7 +265,7 @@ pub struct Audit {
     pub schema_version: u32,
     pub generator: String,
     /// Set when the pages were read from an index rather than fetched or
-    /// read in this run (`webdup::audit::of_crawl`).
+    /// read in this run (`webdup::audit::from_crawl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<AuditSource>,
     pub settings: AuditSettings,

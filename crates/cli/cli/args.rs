@@ -130,6 +130,12 @@ pub enum Command {
     },
     /// Serve an index as a JSON API over HTTP.
     Serve(super::serve::ServeArgs),
+    /// Read and shingle one share of the inputs into a work directory, for
+    /// `webdup dcluster` (run N tasks with --task 0/N ... N-1/N).
+    Ingest(super::dataflow::IngestArgs),
+    /// Cluster an ingested work directory across threads, processes and
+    /// hosts (timely dataflow): the report of `webdup cluster`.
+    Dcluster(super::dataflow::DclusterArgs),
     /// Map an old crawl's gone URLs to where their content is in a new crawl.
     LostAndFound(super::lost_and_found::LostAndFoundArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -21,7 +21,7 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     // Metadata and texts are what the audit shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, ..common.to_config()? };
-    let Loaded { mut corpus, fetches } = load_corpus(inputs, common, &config)?;
+    let Loaded { mut corpus, fetches, .. } = load_corpus(inputs, common, &config)?;
     // One page per final URL: an old URL that redirects to a page of the
     // run gets a redirect row, not a second copy of the page.
     webdup::run::fold_redirects(&mut corpus, &fetches);

@@ -14,7 +14,7 @@ use webdup::report::{self, ClusterReport};
 use webdup::store::{CheckResult, Index, StoredPage, pages_of};
 
 use super::args::{CommonArgs, OutputArgs};
-use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress};
+use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress, report_archives};
 
 /// The index file every index command takes.
 #[derive(Debug, Args)]
@@ -162,6 +162,9 @@ struct AddSummary<'a> {
     templates: usize,
     /// Inputs that named nothing (missing paths); not stored.
     not_found: Vec<String>,
+    /// What the records of web archives gave; absent without one.
+    #[serde(skip_serializing_if = "webdup::warc::Summary::is_empty")]
+    warc: webdup::warc::Summary,
 }
 
 fn add(
@@ -197,7 +200,9 @@ fn add(
     // transaction, and never changes what is stored), and kept with the
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
-    let Loaded { mut corpus, fetches } = run.load(collected.sources, &config, &progress::Bar::new(common.quiet))?;
+    let Loaded { mut corpus, fetches, warc } =
+        run.load(collected.sources, &config, &progress::Bar::new(common.quiet))?;
+    report_archives(&warc, common.quiet);
     if !keep_text {
         for d in &mut corpus.docs {
             d.text = None;
@@ -213,6 +218,7 @@ fn add(
         failed: pages.iter().filter(|p| p.fingerprint.is_none()).count(),
         templates: learned.iter().filter(|(_, t)| !t.is_empty()).count(),
         not_found,
+        warc,
     };
     let cannot_write = || format!("cannot write to {}", path.display());
     index.store_templates(crawl, &learned).with_context(cannot_write)?;
@@ -251,6 +257,12 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
         anyhow::bail!("cannot query {}: {}", e.id, e.message);
     }
     let Some(doc) = corpus.docs.first() else { anyhow::bail!("cannot query {target}: no document") };
+    if corpus.docs.len() > 1 {
+        anyhow::bail!(
+            "cannot query {target}: a web archive of {} pages; `webdup cluster --index` checks each of them",
+            corpus.docs.len()
+        );
+    }
     let result = check(&index, doc, config.measure, common.threshold())?;
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;
@@ -302,10 +314,11 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
         }
     };
     // Sites with too few pages in this run take the template the index learned.
-    let Loaded { corpus, fetches } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
+    let Loaded { corpus, fetches, warc } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
     let clustering = engine::find_duplicates(&corpus, &config);
     let mut report = ClusterReport::new(&corpus, &clustering, &config);
     report.fetches = fetches;
+    report.warc = warc;
     let mut indexed = Vec::new();
     for doc in &corpus.docs {
         let result = check(&index, doc, config.measure, config.threshold)?;

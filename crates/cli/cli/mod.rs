@@ -7,6 +7,7 @@
 
 mod args;
 mod audit;
+mod dataflow;
 mod index;
 mod lost_and_found;
 mod progress;
@@ -66,7 +67,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(path) = index {
                 return index::cluster(&path, &inputs, &common, &output);
             }
-            let Loaded { mut corpus, fetches } = load_corpus(&inputs, &common, &config)?;
+            let Loaded { mut corpus, fetches, warc } = load_corpus(&inputs, &common, &config)?;
             // One page per final URL: an old URL that redirects to a page of
             // the run is a redirect, not a duplicate of its target.
             let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
@@ -74,6 +75,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut report = ClusterReport::new(&corpus, &clustering, &config);
             report.fetches = fetches;
             report.redirected = redirected;
+            report.warc = warc;
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
@@ -148,6 +150,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Index { command } => index::run(command),
         Command::Serve(args) => serve::run(args),
+        Command::Ingest(args) => dataflow::ingest(args),
+        Command::Dcluster(args) => dataflow::dcluster(args),
         Command::LostAndFound(args) => lost_and_found::run(args),
         Command::Completions { shell } => {
             // Generated in memory: clap_complete panics when its writer
@@ -246,7 +250,17 @@ fn load_corpus_with(
 ) -> anyhow::Result<Loaded> {
     let mut run = new_run(common)?;
     let progress = progress::Bar::new(common.quiet);
-    Ok(run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?)
+    let loaded = run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?;
+    report_archives(&loaded.warc, common.quiet);
+    Ok(loaded)
+}
+
+/// What the run's web archives gave, on standard error unless `-q`: the
+/// records passed over (redirects, revisits, images) are in no report.
+fn report_archives(summary: &webdup::warc::Summary, quiet: bool) {
+    if !quiet && !summary.is_empty() {
+        eprintln!("webdup: WARC: {summary}");
+    }
 }
 
 /// A run with the fetch and read settings of the flags.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use webdup_core::DocKey;
 
 /// Why one input document could not be fingerprinted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DocErrorKind {
     /// The path does not exist or could not be read.
@@ -35,11 +35,14 @@ pub enum DocErrorKind {
     NoText,
     /// The page could not be fetched (set by the fetcher).
     Fetch,
+    /// A web archive (WARC) record is malformed or cut short; the error
+    /// names the archive and the record.
+    Archive,
 }
 
 impl DocErrorKind {
     /// Every kind.
-    pub const ALL: [DocErrorKind; 10] = [
+    pub const ALL: [DocErrorKind; 11] = [
         DocErrorKind::Io,
         DocErrorKind::Empty,
         DocErrorKind::TooLarge,
@@ -50,6 +53,7 @@ impl DocErrorKind {
         DocErrorKind::Decompress,
         DocErrorKind::NoText,
         DocErrorKind::Fetch,
+        DocErrorKind::Archive,
     ];
 
     /// The kind whose [`DocErrorKind::as_str`] is `name`.
@@ -70,6 +74,7 @@ impl DocErrorKind {
             DocErrorKind::Decompress => "decompress",
             DocErrorKind::NoText => "no_text",
             DocErrorKind::Fetch => "fetch",
+            DocErrorKind::Archive => "archive",
         }
     }
 }

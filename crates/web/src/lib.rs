@@ -5,8 +5,10 @@
 //! sources and reads local files; [`fetch`] fetches URLs politely
 //! (robots.txt, per-host limits, retries, redirects, sitemaps); [`decode`]
 //! turns bytes into text; [`extract`] finds a page's main content and reads
-//! its metadata. Nothing here fingerprints, stores or reports: that is the
-//! `webdup` crate above, over `webdup-core` below.
+//! its metadata; `warc` (feature `warc`) reads web archives, WARC and
+//! WARC.gz files, into the pages they hold. Nothing here fingerprints,
+//! stores or reports: that is the `webdup` crate above, over `webdup-core`
+//! below.
 
 // The library reports through return values; only the binary prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
@@ -16,3 +18,5 @@ pub mod error;
 pub mod extract;
 pub mod fetch;
 pub mod source;
+#[cfg(feature = "warc")]
+pub mod warc;

@@ -5,6 +5,10 @@
 //! list file (one path or URL a line, `#` comments and blank lines skipped),
 //! `-` (a list read from standard input), or a URL. Every document keeps the
 //! position at which it was first named; naming it again is ignored.
+//!
+//! A web archive (`*.warc`, `*.warc.gz`) is one source that holds many
+//! documents, its HTTP responses (read by [`crate::warc`]); see
+//! [`Collected`] for how their keys are given.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -19,7 +23,11 @@ pub use webdup_core::DocKey;
 const MAX_LIST_BYTES: u64 = 64 << 20;
 
 /// Extensions that make a file a document when a directory is walked.
-const DOCUMENT_EXTENSIONS: &[&str] = &["html", "htm", "xhtml", "txt", "text", "md"];
+const DOCUMENT_EXTENSIONS: &[&str] = &["html", "htm", "xhtml", "txt", "text", "md", "warc"];
+
+/// Bits of a key left for the records of a web archive when keys are
+/// spaced (see [`Collected`]).
+pub const RECORD_BITS: u32 = 32;
 
 /// Where a document comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +44,21 @@ pub struct Source {
     /// The document's global key: its position in the input (0-based).
     pub key: DocKey,
     pub location: Location,
+}
+
+impl Source {
+    /// Whether this source is a web archive (`*.warc`, `*.warc.gz`): many
+    /// documents, not one.
+    pub fn is_warc(&self) -> bool {
+        matches!(&self.location, Location::File(p) if is_warc_name(p))
+    }
+
+    /// The key of record `r` (0-based, every record counted) of this web
+    /// archive: `key | r` (see [`Collected`]); `None` past the
+    /// 2<sup>32</sup> records a key has room for.
+    pub fn record_key(&self, r: u64) -> Option<DocKey> {
+        (r < 1 << RECORD_BITS).then_some(DocKey(self.key.0 | r))
+    }
 }
 
 /// Whether a document's text is markup or already plain text.
@@ -59,6 +82,16 @@ pub struct RawDocument {
 }
 
 /// The result of expanding the user's inputs.
+///
+/// Keys, the one rule: distinct, and in input order. A source is one
+/// document, keyed by its position among the inputs named (0, 1, 2, ...).
+/// A web archive is one source but many documents, so when any source is
+/// one ([`Collected::spaced`]) every key of the run is spaced instead: the
+/// n-th source has key `n << 32`, and record r of an archive `(n << 32) | r`
+/// ([`Source::record_key`]). Inputs that could not be expanded come after
+/// every source ([`Collected::error_key`]). Keys are given here, once, so a
+/// subset of the sources loaded by another process (a task of N) keys its
+/// documents as the whole run would.
 #[derive(Debug, Default)]
 pub struct Collected {
     pub sources: Vec<Source>,
@@ -75,14 +108,52 @@ impl Collected {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Whether keys are spaced for the records of web archives: true when
+    /// any source is one.
+    pub fn spaced(&self) -> bool {
+        self.sources.iter().any(Source::is_warc)
+    }
+
+    /// The key of the `i`-th input that could not be expanded: after every
+    /// source (and, spaced, after every record of the last one).
+    pub fn error_key(&self, i: usize) -> DocKey {
+        if self.spaced() {
+            DocKey(((self.sources.len() + i) as u64) << RECORD_BITS)
+        } else {
+            let next = self.sources.last().map_or(0, |s| s.key.0 + 1);
+            DocKey(next + i as u64)
+        }
+    }
+
+    /// Adds an input that could not be expanded, keyed after the sources.
+    pub fn push_error(&mut self, mut error: DocError) {
+        error.key = self.error_key(self.errors.len());
+        self.errors.push(error);
+    }
+
+    /// Gives every source and error its key by the rule above.
+    fn assign_keys(&mut self) {
+        if self.spaced() {
+            for (n, s) in self.sources.iter_mut().enumerate() {
+                s.key = DocKey((n as u64) << RECORD_BITS);
+            }
+        }
+        let keys: Vec<DocKey> = (0..self.errors.len()).map(|i| self.error_key(i)).collect();
+        for (e, key) in self.errors.iter_mut().zip(keys) {
+            e.key = key;
+        }
+    }
 }
 
-/// Expands inputs into sources. `stdin` supplies the list for an input `-`.
+/// Expands inputs into sources, keyed as [`Collected`] says. `stdin`
+/// supplies the list for an input `-`.
 pub fn collect(inputs: &[String], stdin: &mut dyn Read) -> Collected {
     let mut c = Collector::default();
     for input in inputs {
         c.add_input(input, stdin);
     }
+    c.out.assign_keys();
     c.out
 }
 
@@ -216,7 +287,7 @@ impl Collector {
     }
 }
 
-fn io_message(e: &std::io::Error) -> String {
+pub(crate) fn io_message(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
         _ => e.to_string(),
@@ -224,6 +295,12 @@ fn io_message(e: &std::io::Error) -> String {
 }
 
 pub use webdup_core::is_url;
+
+/// Whether a path names a web archive: `*.warc` or `*.warc.gz`, in any case.
+pub fn is_warc_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
+}
 
 fn is_document_name(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
@@ -293,7 +370,7 @@ fn entry_like(line: &str, base: &Path) -> bool {
 /// naming their line, never a reason to read the list as one text document.
 fn read_list(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    if name.ends_with(".gz") || name.ends_with(".html") || name.ends_with(".htm") || name.ends_with(".xml") {
+    if [".gz", ".html", ".htm", ".xml", ".warc"].iter().any(|e| name.ends_with(e)) {
         return None;
     }
     let bytes = read_bounded(path, MAX_LIST_BYTES).ok()?;
@@ -328,7 +405,7 @@ pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// Opens `path` for reading if it is a regular file (or a link to one).
-fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(std::io::Error::other(not_regular(&meta)));
@@ -477,6 +554,44 @@ mod tests {
         let names: Vec<_> = ids(&c).iter().map(|i| i.rsplit('/').next().unwrap().to_string()).collect();
         assert_eq!(names, ["a.txt", "b.html", "c.html.gz"]);
         assert_eq!(c.sources.iter().map(|s| s.key.0).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+
+    #[test]
+    fn web_archives_are_walked_named_and_listed_and_space_every_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        for name in ["a.html", "b.warc.gz", "c.WARC", "d.txt", "sub/e.warc", "f.warc.zst"] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let d = dir.path().to_string_lossy().into_owned();
+        let c = collect(&[d.clone(), format!("{d}/missing.html")], &mut std::io::empty());
+        let names: Vec<_> = ids(&c).iter().map(|i| i.rsplit('/').next().unwrap().to_string()).collect();
+        assert_eq!(names, ["a.html", "b.warc.gz", "c.WARC", "d.txt", "e.warc"]);
+        assert!(c.spaced());
+        assert_eq!(c.sources.iter().map(|s| s.key.0 >> RECORD_BITS).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+        assert_eq!(c.sources.iter().map(|s| s.key.0 & 0xFFFF_FFFF).collect::<Vec<_>>(), [0; 5]);
+        assert_eq!(c.errors[0].key, DocKey(5 << RECORD_BITS));
+        assert_eq!(c.sources[1].record_key(7), Some(DocKey((1 << RECORD_BITS) | 7)));
+        assert_eq!(c.sources[1].record_key(1 << RECORD_BITS), None);
+        // Named directly, an archive is never read as a list of paths.
+        std::fs::write(dir.path().join("list.warc"), "a.html\nd.txt\n").unwrap();
+        let c = collect(&[format!("{d}/list.warc")], &mut std::io::empty());
+        assert_eq!(c.sources.len(), 1);
+        assert!(c.sources[0].is_warc());
+    }
+
+    #[test]
+    fn without_archives_keys_are_positions_and_errors_follow_every_source() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.html"), "a").unwrap();
+        std::fs::write(dir.path().join("b.html"), "b").unwrap();
+        let p = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+        let mut c = collect(&[p("a.html"), p("missing.html"), p("b.html")], &mut std::io::empty());
+        assert!(!c.spaced());
+        assert_eq!(c.sources.iter().map(|s| s.key.0).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(c.errors[0].key, DocKey(3));
+        c.push_error(DocError::new("sitemap.xml", DocKey(0), DocErrorKind::Io, "gone"));
+        assert_eq!(c.errors[1].key, DocKey(4));
     }
 
     #[test]

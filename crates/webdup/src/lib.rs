@@ -27,6 +27,8 @@
 pub use webdup_core::candidates as index;
 pub use webdup_core::{cluster, shingle, sketch, template, units, verify};
 // So do webdup-web's.
+#[cfg(feature = "warc")]
+pub use webdup_web::warc;
 pub use webdup_web::{decode, error, extract, fetch, source};
 
 pub mod audit;

@@ -1,11 +1,12 @@
 //! From the user's inputs to a fingerprinted corpus: what every command,
-//! a crawler and (later) the Python package and a WARC reader share.
+//! a crawler and (later) the Python package share.
 //!
 //! Inputs are expanded once (sitemaps over HTTP, list files, directories,
 //! duplicates dropped), local files are read and URLs fetched with one
 //! [`Fetcher`] for the whole run (robots.txt read once per site), and every
 //! document is fingerprinted as it arrives. Pages stream from the fetcher
-//! into fingerprinting, so only the documents in flight are held.
+//! into fingerprinting, and from a web archive (WARC, WARC.gz) record by
+//! record as they are read, so only the documents in flight are held.
 //!
 //! ```
 //! use webdup::engine::{Config, Quiet};
@@ -42,11 +43,16 @@ pub struct RunConfig {
     pub limits: ReadLimits,
 }
 
-/// A run's documents and, for URLs, what fetching them recorded (in input order).
+/// A run's documents and, for URLs and the pages of web archives, what
+/// fetching them recorded (in input order).
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub corpus: Corpus,
     pub fetches: Vec<FetchRecord>,
+    /// What the records of the run's web archives gave: pages, failures,
+    /// and the records passed over by reason. Empty without an archive.
+    #[cfg(feature = "warc")]
+    pub warc: crate::warc::Summary,
 }
 
 /// One run over the user's inputs; keeps its fetcher between calls.
@@ -76,12 +82,8 @@ impl Run {
         let expanded = self.expand(inputs, stdin)?;
         let mut loaded = self.load(expanded.sources, config, progress)?;
         loaded.corpus.finish(config, known);
-        let n = loaded.corpus.len();
-        let errors = expanded.errors.into_iter().enumerate().map(|(i, mut e)| {
-            e.key = DocKey::at(n + i);
-            e
-        });
-        loaded.corpus.add_errors(errors);
+        // Keyed after every source by `expand` (see `Collected`).
+        loaded.corpus.add_errors(expanded.errors);
         Ok(loaded)
     }
 
@@ -89,7 +91,8 @@ impl Run {
     /// HTTP when remote), lists and directories walked, duplicates dropped.
     /// One rule for every command: what `cluster` treats as a document,
     /// `index add` does too. Errors are inputs that could not be expanded;
-    /// [`Error::NoDocuments`] when nothing at all was found.
+    /// [`Error::NoDocuments`] when nothing at all was found. Every source
+    /// and error is keyed here, once ([`Collected`] says how).
     pub fn expand(&mut self, inputs: &[String], stdin: &mut dyn BufRead) -> Result<Collected> {
         let mut expanded: Vec<String> = Vec::with_capacity(inputs.len());
         let mut sitemap_errors: Vec<DocError> = Vec::new();
@@ -106,7 +109,9 @@ impl Run {
         if collected.is_empty() && sitemap_errors.is_empty() {
             return Err(Error::NoDocuments);
         }
-        collected.errors.extend(sitemap_errors);
+        for e in sitemap_errors {
+            collected.push_error(e);
+        }
         Ok(collected)
     }
 
@@ -114,14 +119,33 @@ impl Run {
     /// it arrives. The corpus-wide stages are the caller's:
     /// [`Corpus::finish`]. While pages stream in from the fetcher, progress
     /// is reported as the `fetch` stage: fetching is what the user waits for.
+    ///
+    /// `sources` may be any of the sources [`Run::expand`] gave, in any
+    /// order (a task of N loads every N-th): they keep the keys given there,
+    /// and a web archive's records are keyed from its source's key, so each
+    /// document has the key the whole run would give it. An archive's pages
+    /// come with the [`FetchRecord`] of their recorded exchange.
     pub fn load(&mut self, sources: Vec<Source>, config: &Config, progress: &dyn Progress) -> Result<Loaded> {
         let limits = self.config.limits;
         let total = sources.len() as u64;
         let (urls, files): (Vec<Source>, Vec<Source>) =
             sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
         let mut fetches = Vec::new();
+        let mut archived = Archived::default();
+        let local = Local {
+            files: files.into_iter(),
+            #[cfg(feature = "warc")]
+            limits,
+            #[cfg(feature = "warc")]
+            archive: None,
+            archived: &mut archived,
+        };
         let corpus = if urls.is_empty() {
-            Corpus::fingerprint_streaming(files.into_iter(), total, |s: Source| read(s, limits), config, progress)
+            let load = |p| match p {
+                Pending::File(s) => read(s, limits),
+                Pending::Ready(doc) => doc,
+            };
+            Corpus::fingerprint_streaming(local, total, load, config, progress)
         } else {
             let f = self.fetcher()?;
             let progress = Renamed { inner: progress, stage: "fetch" };
@@ -134,16 +158,16 @@ impl Run {
                     });
                 });
                 let fetches = &mut fetches;
-                let items = files.into_iter().map(Pending::File).chain(rx.into_iter().map(|(record, doc)| {
+                let items = local.chain(rx.into_iter().map(|(record, doc)| {
                     fetches.push(record);
-                    Pending::Fetched(doc)
+                    Pending::Ready(doc)
                 }));
                 let corpus = Corpus::fingerprint_streaming(
                     items,
                     total,
                     |p| match p {
                         Pending::File(s) => read(s, limits),
-                        Pending::Fetched(doc) => doc,
+                        Pending::Ready(doc) => doc,
                     },
                     config,
                     &progress,
@@ -152,8 +176,14 @@ impl Run {
                 corpus
             })
         };
+        fetches.append(&mut archived.fetches);
         fetches.sort_by_key(|r| r.key);
-        Ok(Loaded { corpus, fetches })
+        Ok(Loaded {
+            corpus,
+            fetches,
+            #[cfg(feature = "warc")]
+            warc: archived.summary,
+        })
     }
 
     /// Each page's main text and metadata, in input order: `webdup
@@ -178,7 +208,7 @@ impl Run {
         });
         let (urls, files): (Vec<Source>, Vec<Source>) = sources.partition(|s| matches!(s.location, Location::Url(_)));
         let mut docs: Vec<(std::result::Result<RawDocument, DocError>, Option<String>)> =
-            files.into_iter().map(|s| (read(s, limits), url.map(str::to_string))).collect();
+            files.into_iter().map(|s| (read_page(s, limits), url.map(str::to_string))).collect();
         if !urls.is_empty() {
             for outcome in self.fetcher()?.fetch_all(urls, &Quiet) {
                 let final_url = outcome.record.final_url.clone();
@@ -231,8 +261,78 @@ impl Run {
 
 /// A document on its way to fingerprinting.
 enum Pending {
+    /// A local file, read by the fingerprinting worker.
     File(Source),
-    Fetched(std::result::Result<RawDocument, DocError>),
+    /// Read, fetched or failed already.
+    Ready(std::result::Result<RawDocument, DocError>),
+}
+
+/// What a run's web archives recorded beside their documents.
+#[derive(Default)]
+struct Archived {
+    /// The exchanges of the archives' pages.
+    fetches: Vec<FetchRecord>,
+    #[cfg(feature = "warc")]
+    summary: crate::warc::Summary,
+}
+
+/// The local sources as documents on their way to fingerprinting: a file
+/// is one, read by a fingerprinting worker; a web archive is its pages,
+/// read record by record as fingerprinting asks for more.
+struct Local<'a> {
+    files: std::vec::IntoIter<Source>,
+    #[cfg(feature = "warc")]
+    limits: ReadLimits,
+    #[cfg(feature = "warc")]
+    archive: Option<crate::warc::Archive>,
+    #[cfg_attr(not(feature = "warc"), allow(dead_code))]
+    archived: &'a mut Archived,
+}
+
+impl Iterator for Local<'_> {
+    type Item = Pending;
+
+    #[cfg(feature = "warc")]
+    fn next(&mut self) -> Option<Pending> {
+        use crate::warc::{Archive, Entry};
+        loop {
+            if let Some(archive) = &mut self.archive {
+                let Some(entry) = archive.next() else {
+                    self.archive = None;
+                    continue;
+                };
+                self.archived.summary.count(&entry);
+                match entry {
+                    Entry::Page(outcome) => {
+                        let (record, doc) = outcome.into_parts();
+                        self.archived.fetches.push(record);
+                        return Some(Pending::Ready(doc));
+                    }
+                    Entry::Failed(e) => return Some(Pending::Ready(Err(e))),
+                    Entry::Skipped(_) => continue,
+                }
+            }
+            let s = self.files.next()?;
+            if !s.is_warc() {
+                return Some(Pending::File(s));
+            }
+            self.archived.summary.archives += 1;
+            match Archive::open(&s, self.limits) {
+                Ok(archive) => self.archive = Some(archive),
+                Err(e) => return Some(Pending::Ready(Err(e))),
+            }
+        }
+    }
+
+    #[cfg(not(feature = "warc"))]
+    fn next(&mut self) -> Option<Pending> {
+        let s = self.files.next()?;
+        if !s.is_warc() {
+            return Some(Pending::File(s));
+        }
+        let why = "a web archive; this build of webdup reads none (its `warc` feature is off)";
+        Some(Pending::Ready(Err(DocError::new(&s.id, s.key, DocErrorKind::Io, why))))
+    }
 }
 
 fn read(s: Source, limits: ReadLimits) -> std::result::Result<RawDocument, DocError> {
@@ -242,6 +342,15 @@ fn read(s: Source, limits: ReadLimits) -> std::result::Result<RawDocument, DocEr
             Err(DocError::new(&s.id, s.key, DocErrorKind::Fetch, "internal: URL reached the file reader"))
         }
     }
+}
+
+/// A local file as one page: a web archive holds many, and is refused.
+fn read_page(s: Source, limits: ReadLimits) -> std::result::Result<RawDocument, DocError> {
+    if s.is_warc() {
+        let why = "a web archive (WARC), not a page: `cluster`, `audit` and `index add` read its pages";
+        return Err(DocError::new(&s.id, s.key, DocErrorKind::NoText, why));
+    }
+    read(s, limits)
 }
 
 /// Progress reported under another stage's name.

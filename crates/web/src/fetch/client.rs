@@ -18,7 +18,7 @@ use super::sitemap::{self, Kind, MAX_SITEMAP_BYTES};
 use super::url::{UrlError, normalize, normalize_url, origin_key};
 use super::{FetchConfig, FetchError, FetchErrorKind, FetchOutcome, FetchRecord, Hop};
 use crate::error::{DocError, DocErrorKind, Error, Result};
-use crate::source::{self, Format, Location, Source};
+use crate::source::{self, Location, Source};
 use webdup_core::DocKey;
 use webdup_core::progress::Progress;
 
@@ -312,7 +312,7 @@ impl Inner {
             r.and_then(page_body)
         };
         let outcome = match result {
-            Ok((body, content_type)) => decode(&job.source, record, body, content_type.as_deref()),
+            Ok((body, content_type)) => super::decode_body(&job.source, record, body, content_type.as_deref()),
             Err(e) => {
                 record.error = Some(e);
                 FetchOutcome { record, document: None }
@@ -685,36 +685,13 @@ fn entry_result(entry: &Entry, body: Vec<u8>) -> Result<(Vec<u8>, Option<String>
     }
 }
 
-fn decode(source: &Source, mut record: FetchRecord, body: Vec<u8>, content_type: Option<&str>) -> FetchOutcome {
-    record.bytes = body.len() as u64;
-    let charset = content_type.and_then(crate::decode::charset_from_content_type);
-    let format = match content_type.map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase()) {
-        Some(t) if t == "text/plain" => Format::Text,
-        _ => Format::Html,
-    };
-    match source::bytes_to_document(source, body, charset, format) {
-        Ok(mut doc) => {
-            doc.url = record.final_url.clone();
-            FetchOutcome { record, document: Some(doc) }
-        }
-        Err(e) => {
-            record.error = Some(FetchError { kind: FetchErrorKind::Decode, message: e.message, doc_kind: e.kind });
-            FetchOutcome { record, document: None }
-        }
-    }
-}
-
-fn header_string(headers: &HeaderMap, name: &header::HeaderName) -> Option<String> {
+fn header_string(headers: &HeaderMap, name: &str) -> Option<String> {
     let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
     (!values.is_empty()).then(|| values.join(", "))
 }
 
 fn fill_from_headers(record: &mut FetchRecord, headers: &HeaderMap, base: &Url) {
-    record.content_type = header_string(headers, &header::CONTENT_TYPE);
-    record.last_modified = header_string(headers, &header::LAST_MODIFIED);
-    record.etag = header_string(headers, &header::ETAG);
-    record.x_robots_tag = header_string(headers, &header::HeaderName::from_static("x-robots-tag"));
-    record.canonical = header_string(headers, &header::LINK).and_then(|l| canonical_link(&l, base));
+    record.fill_headers(|name| header_string(headers, name), Some(base));
 }
 
 fn fill_from_entry(record: &mut FetchRecord, e: &Entry) {
@@ -740,21 +717,6 @@ fn entry_of(record: &FetchRecord, url: &str, body_len: u64) -> Entry {
         x_robots_tag: record.x_robots_tag.clone(),
         body_len,
     }
-}
-
-/// The `rel="canonical"` target of a `Link` header, made absolute.
-fn canonical_link(link: &str, base: &Url) -> Option<String> {
-    link.split(',').find_map(|part| {
-        let (target, params) = part.trim().strip_prefix('<')?.split_once('>')?;
-        let is_canonical = params.split(';').any(|p| {
-            let Some((k, v)) = p.split_once('=') else {
-                return false;
-            };
-            k.trim().eq_ignore_ascii_case("rel")
-                && v.trim().trim_matches('"').split_whitespace().any(|r| r.eq_ignore_ascii_case("canonical"))
-        });
-        is_canonical.then(|| base.join(target.trim()).map_or_else(|_| target.trim().to_string(), |u| u.to_string()))
-    })
 }
 
 /// `Retry-After` as a wait: delta-seconds or an HTTP date.
@@ -819,14 +781,6 @@ fn is_rustls(err: &(dyn std::error::Error + 'static)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn canonical_link_header() {
-        let base = Url::parse("http://e.com/a/b").unwrap();
-        let l = r#"<https://e.com/style.css>; rel="preload", </a/canon>; rel="canonical""#;
-        assert_eq!(canonical_link(l, &base).as_deref(), Some("http://e.com/a/canon"));
-        assert_eq!(canonical_link("<x>; rel=next", &base), None);
-    }
 
     #[test]
     fn retry_after_forms() {

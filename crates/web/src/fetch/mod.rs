@@ -55,6 +55,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::source::RawDocument;
+#[cfg(any(feature = "http", feature = "warc"))]
+use crate::source::{Format, Source};
 use webdup_core::DocKey;
 
 #[cfg(feature = "http")]
@@ -236,7 +238,7 @@ impl std::fmt::Display for FetchErrorKind {
 }
 
 /// Why one URL gave no document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FetchError {
     pub kind: FetchErrorKind,
     /// A sentence for people.
@@ -264,7 +266,9 @@ pub use webdup_core::page::Hop;
 
 /// Everything recorded about fetching one URL, without the body: small
 /// enough to keep for all URLs of a run for the reports.
-#[derive(Debug, Clone, Serialize)]
+/// Serializable both ways: an ingest task keeps it with the page it
+/// fetched, for the distributed job's report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FetchRecord {
     /// The source's id (the URL as the user wrote it).
     pub id: String,
@@ -289,7 +293,7 @@ pub struct FetchRecord {
     /// Body bytes received (after content decoding).
     pub bytes: u64,
     /// Wall time for this URL, including waits for politeness and retries.
-    #[serde(serialize_with = "millis")]
+    #[serde(serialize_with = "millis", deserialize_with = "from_millis")]
     pub elapsed: Duration,
     /// Served from the cache, not the network.
     pub from_cache: bool,
@@ -309,6 +313,75 @@ impl From<&FetchRecord> for webdup_core::page::Exchange {
             error: r.error.as_ref().map(|e| (e.kind.as_str().to_string(), e.message.clone())),
         }
     }
+}
+
+#[cfg(any(feature = "http", feature = "warc"))]
+impl FetchRecord {
+    /// Keeps what the reports read from a response's headers: `header(name)`
+    /// gives every value of the header `name` (lowercase) joined by `, `, and
+    /// a `Link` header's canonical target is made absolute against `base`
+    /// (none without a base). Fetched pages and WARC records fill a record
+    /// alike.
+    pub(crate) fn fill_headers(&mut self, header: impl Fn(&str) -> Option<String>, base: Option<&::url::Url>) {
+        self.content_type = header("content-type");
+        self.last_modified = header("last-modified");
+        self.etag = header("etag");
+        self.x_robots_tag = header("x-robots-tag");
+        self.canonical = header("link").and_then(|l| canonical_link(&l, base?));
+    }
+}
+
+/// The `rel="canonical"` target of a `Link` header, made absolute.
+#[cfg(any(feature = "http", feature = "warc"))]
+fn canonical_link(link: &str, base: &::url::Url) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (target, params) = part.trim().strip_prefix('<')?.split_once('>')?;
+        let is_canonical = params.split(';').any(|p| {
+            let Some((k, v)) = p.split_once('=') else {
+                return false;
+            };
+            k.trim().eq_ignore_ascii_case("rel")
+                && v.trim().trim_matches('"').split_whitespace().any(|r| r.eq_ignore_ascii_case("canonical"))
+        });
+        is_canonical.then(|| base.join(target.trim()).map_or_else(|_| target.trim().to_string(), |u| u.to_string()))
+    })
+}
+
+/// A response body as a document, the one way for every page that came
+/// over HTTP (fetched now or recorded in a WARC archive): the charset of the
+/// `Content-Type` header, else the page's own declaration or a guess
+/// ([`crate::decode::decode`]); `text/plain` is text, anything else HTML. A
+/// body that is empty, binary or not text fails with
+/// [`FetchErrorKind::Decode`] and the decoder's own [`DocErrorKind`].
+#[cfg(any(feature = "http", feature = "warc"))]
+pub(crate) fn decode_body(
+    source: &Source,
+    mut record: FetchRecord,
+    body: Vec<u8>,
+    content_type: Option<&str>,
+) -> FetchOutcome {
+    record.bytes = body.len() as u64;
+    let charset = content_type.and_then(crate::decode::charset_from_content_type);
+    let format = match content_type.map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase()) {
+        Some(t) if t == "text/plain" => Format::Text,
+        _ => Format::Html,
+    };
+    match crate::source::bytes_to_document(source, body, charset, format) {
+        Ok(mut doc) => {
+            doc.url = record.final_url.clone();
+            FetchOutcome { record, document: Some(doc) }
+        }
+        Err(e) => {
+            record.error = Some(FetchError { kind: FetchErrorKind::Decode, message: e.message, doc_kind: e.kind });
+            FetchOutcome { record, document: None }
+        }
+    }
+}
+
+/// The inverse of [`millis`].
+fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
+    let ms = f64::deserialize(d)?;
+    Ok(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default())
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -349,6 +422,15 @@ impl FetchOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(any(feature = "http", feature = "warc"))]
+    fn canonical_link_header() {
+        let base = ::url::Url::parse("http://e.com/a/b").unwrap();
+        let l = r#"<https://e.com/style.css>; rel="preload", </a/canon>; rel="canonical""#;
+        assert_eq!(canonical_link(l, &base).as_deref(), Some("http://e.com/a/canon"));
+        assert_eq!(canonical_link("<x>; rel=next", &base), None);
+    }
 
     #[test]
     fn defaults_validate_and_bad_values_are_named() {

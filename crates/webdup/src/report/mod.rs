@@ -108,14 +108,20 @@ pub struct ClusterReport {
     pub summary: Summary,
     pub clusters: Vec<ClusterRow>,
     pub errors: Vec<ErrorRow>,
-    /// What fetching each URL recorded (status, redirect chain, headers);
-    /// absent when every input was a local file.
+    /// What fetching each URL recorded (status, redirect chain, headers),
+    /// and what a web archive recorded of each of its pages; absent when
+    /// every input was a local page.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fetches: Vec<FetchRecord>,
     /// Inputs that redirected to a page another input already is: reported
     /// here, once, and never as a duplicate of their target.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redirected: Vec<Redirected>,
+    /// What the records of the inputs' web archives gave (pages, failures,
+    /// records skipped by reason); absent without an archive.
+    #[cfg(feature = "warc")]
+    #[serde(skip_serializing_if = "crate::warc::Summary::is_empty")]
+    pub warc: crate::warc::Summary,
 }
 
 /// Rounds to 6 decimals so reports stay readable and stable.
@@ -166,6 +172,8 @@ impl ClusterReport {
             errors: corpus.errors.iter().map(ErrorRow::from).collect(),
             fetches: Vec::new(),
             redirected: Vec::new(),
+            #[cfg(feature = "warc")]
+            warc: Default::default(),
         }
     }
 

@@ -1,0 +1,327 @@
+//! The rows of every file the job writes, and their Parquet schemas.
+//!
+//! | File | One row per | Columns |
+//! |---|---|---|
+//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `shingles`, `context`, `error_kind`, `error_message`, `fetch` (JSON) |
+//! | `stages/sketch/part-*.parquet` | fingerprinted page | `key`, `id`, `words`, `digest`, `shingles` (site template dropped), `minhash` |
+//! | `stages/edges/part-*.parquet` | confirmed pair | `a`, `b` (keys, `a < b`), `shared`, `len_a`, `len_b` |
+//! | `stages/clusters/part-*.parquet` | clustered page | `label` (lowest key of its cluster), `representative`, `key`, `jaccard`, `containment`, `exact` |
+//! | `pages.parquet` | input document | see [`PAGES_SCHEMA`] |
+//!
+//! Every file names its kind and format version in its Parquet key-value
+//! metadata (`webdup.kind`, `webdup.format_version`).
+
+use std::path::Path;
+
+use crate::Error;
+use crate::parquet_io::{self as pq, Column};
+
+/// Format version of the ingest and stage files.
+pub const STAGE_FORMAT_VERSION: u32 = 1;
+/// Format version of `pages.parquet`.
+pub const PAGES_FORMAT_VERSION: u32 = 1;
+
+/// The columns of `pages.parquet`, for users.
+pub const PAGES_SCHEMA: &str = "\
+key: uint64, the document's key (input order)
+url: string, the document as named (URL or path)
+cluster: uint64 or null, its cluster's id in the report
+representative: string or null, its cluster's representative
+jaccard: float64 or null, exact Jaccard with the representative
+containment: float64 or null, share of its shingles found in the representative
+exact: bool or null, same normalized text as the representative
+words: uint64 or null, words after extraction
+error: string or null, why the document could not be fingerprinted";
+
+/// A document as an ingest task leaves it: shingled, not yet sketched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestRow {
+    pub key: u64,
+    pub id: String,
+    pub doc: Option<IngestDoc>,
+    /// Kind name and message of a document that failed.
+    pub error: Option<(String, String)>,
+    /// What fetching it recorded, as JSON (URLs only).
+    pub fetch: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestDoc {
+    pub words: u64,
+    pub digest: [u8; 16],
+    pub shingles: Vec<u64>,
+    pub context: Vec<u64>,
+}
+
+fn digest_of(bytes: Option<Vec<u8>>, path: &Path) -> Result<[u8; 16], Error> {
+    bytes
+        .and_then(|b| <[u8; 16]>::try_from(b.as_slice()).ok())
+        .ok_or_else(|| Error::Format(format!("{}: a digest that is not 16 bytes", path.display())))
+}
+
+pub fn write_ingest(path: &Path, rows: &[IngestRow]) -> Result<(), Error> {
+    let doc = |f: &dyn Fn(&IngestDoc) -> Option<u64>| rows.iter().map(|r| r.doc.as_ref().and_then(f)).collect();
+    pq::write(
+        path,
+        "ingest",
+        STAGE_FORMAT_VERSION,
+        vec![
+            ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
+            ("id", Column::Str(rows.iter().map(|r| r.id.clone()).collect())),
+            ("words", Column::OptU64(doc(&|d| Some(d.words)))),
+            ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.to_vec())).collect())),
+            ("shingles", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.clone())).collect())),
+            ("context", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.clone())).collect())),
+            ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.clone())).collect())),
+            ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.clone())).collect())),
+            ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.clone()).collect())),
+        ],
+    )
+}
+
+/// The rows of an ingest file; `light` leaves the shingles out (ids,
+/// words, errors and fetches only).
+pub fn read_ingest(path: &Path, light: bool) -> Result<Vec<IngestRow>, Error> {
+    const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
+    let batches = pq::read(path, "ingest", STAGE_FORMAT_VERSION, light.then_some(LIGHT))?;
+    let mut out = Vec::new();
+    for b in &batches {
+        let keys = pq::u64s(b, "key", path)?;
+        let ids = pq::strs(b, "id", path)?;
+        let words = pq::opt_u64s(b, "words", path)?;
+        let kinds = pq::opt_strs(b, "error_kind", path)?;
+        let messages = pq::opt_strs(b, "error_message", path)?;
+        let fetches = pq::opt_strs(b, "fetch", path)?;
+        let (mut digests, mut shingles, mut contexts) = if light {
+            (Vec::new(), Vec::new(), Vec::new())
+        } else {
+            (pq::opt_bins(b, "digest", path)?, pq::list_u64s(b, "shingles", path)?, pq::list_u64s(b, "context", path)?)
+        };
+        for i in 0..keys.len() {
+            let doc = match words[i] {
+                Some(w) if light => {
+                    Some(IngestDoc { words: w, digest: [0; 16], shingles: Vec::new(), context: Vec::new() })
+                }
+                Some(w) => Some(IngestDoc {
+                    words: w,
+                    digest: digest_of(digests[i].take(), path)?,
+                    shingles: shingles[i].take().unwrap_or_default(),
+                    context: contexts[i].take().unwrap_or_default(),
+                }),
+                None => None,
+            };
+            let error = match (&kinds[i], &messages[i]) {
+                (Some(k), Some(m)) => Some((k.clone(), m.clone())),
+                _ => None,
+            };
+            out.push(IngestRow { key: keys[i], id: ids[i].clone(), doc, error, fetch: fetches[i].clone() });
+        }
+    }
+    Ok(out)
+}
+
+/// A page after its site's template is dropped, sketched.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SketchRow {
+    pub key: u64,
+    pub id: String,
+    pub words: u64,
+    pub digest: [u8; 16],
+    pub shingles: Vec<u64>,
+    pub minhash: Vec<u32>,
+}
+
+pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
+    pq::write(
+        path,
+        "sketch",
+        STAGE_FORMAT_VERSION,
+        vec![
+            ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
+            ("id", Column::Str(rows.iter().map(|r| r.id.clone()).collect())),
+            ("words", Column::U64(rows.iter().map(|r| r.words).collect())),
+            ("digest", Column::OptBin(rows.iter().map(|r| Some(r.digest.to_vec())).collect())),
+            ("shingles", Column::ListU64(rows.iter().map(|r| Some(r.shingles.clone())).collect())),
+            ("minhash", Column::ListU32(rows.iter().map(|r| Some(r.minhash.clone())).collect())),
+        ],
+    )
+}
+
+pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
+    let mut out = Vec::new();
+    for b in &pq::read(path, "sketch", STAGE_FORMAT_VERSION, None)? {
+        let keys = pq::u64s(b, "key", path)?;
+        let ids = pq::strs(b, "id", path)?;
+        let words = pq::u64s(b, "words", path)?;
+        let mut digests = pq::opt_bins(b, "digest", path)?;
+        let mut shingles = pq::list_u64s(b, "shingles", path)?;
+        let mut minhashes = pq::list_u32s(b, "minhash", path)?;
+        for i in 0..keys.len() {
+            out.push(SketchRow {
+                key: keys[i],
+                id: ids[i].clone(),
+                words: words[i],
+                digest: digest_of(digests[i].take(), path)?,
+                shingles: shingles[i].take().unwrap_or_default(),
+                minhash: minhashes[i].take().unwrap_or_default(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A confirmed pair, by key (`a < b`), with its overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EdgeRow {
+    pub a: u64,
+    pub b: u64,
+    pub shared: u64,
+    pub len_a: u64,
+    pub len_b: u64,
+}
+
+pub fn write_edges(path: &Path, rows: &[EdgeRow]) -> Result<(), Error> {
+    pq::write(
+        path,
+        "edges",
+        STAGE_FORMAT_VERSION,
+        vec![
+            ("a", Column::U64(rows.iter().map(|r| r.a).collect())),
+            ("b", Column::U64(rows.iter().map(|r| r.b).collect())),
+            ("shared", Column::U64(rows.iter().map(|r| r.shared).collect())),
+            ("len_a", Column::U64(rows.iter().map(|r| r.len_a).collect())),
+            ("len_b", Column::U64(rows.iter().map(|r| r.len_b).collect())),
+        ],
+    )
+}
+
+pub fn read_edges(path: &Path) -> Result<Vec<EdgeRow>, Error> {
+    let mut out = Vec::new();
+    for b in &pq::read(path, "edges", STAGE_FORMAT_VERSION, None)? {
+        let cols: Vec<Vec<u64>> =
+            ["a", "b", "shared", "len_a", "len_b"].iter().map(|c| pq::u64s(b, c, path)).collect::<Result<_, _>>()?;
+        for i in 0..cols[0].len() {
+            out.push(EdgeRow {
+                a: cols[0][i],
+                b: cols[1][i],
+                shared: cols[2][i],
+                len_a: cols[3][i],
+                len_b: cols[4][i],
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A clustered page and how it relates to its cluster's representative.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemberRow {
+    /// The lowest key of the cluster.
+    pub label: u64,
+    pub representative: u64,
+    pub key: u64,
+    pub jaccard: f64,
+    pub containment: f64,
+    pub exact: bool,
+}
+
+pub fn write_members(path: &Path, rows: &[MemberRow]) -> Result<(), Error> {
+    pq::write(
+        path,
+        "clusters",
+        STAGE_FORMAT_VERSION,
+        vec![
+            ("label", Column::U64(rows.iter().map(|r| r.label).collect())),
+            ("representative", Column::U64(rows.iter().map(|r| r.representative).collect())),
+            ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
+            ("jaccard", Column::OptF64(rows.iter().map(|r| Some(r.jaccard)).collect())),
+            ("containment", Column::OptF64(rows.iter().map(|r| Some(r.containment)).collect())),
+            ("exact", Column::Bool(rows.iter().map(|r| r.exact).collect())),
+        ],
+    )
+}
+
+pub fn read_members(path: &Path) -> Result<Vec<MemberRow>, Error> {
+    let mut out = Vec::new();
+    for b in &pq::read(path, "clusters", STAGE_FORMAT_VERSION, None)? {
+        let labels = pq::u64s(b, "label", path)?;
+        let reps = pq::u64s(b, "representative", path)?;
+        let keys = pq::u64s(b, "key", path)?;
+        let jaccard = pq::opt_f64s(b, "jaccard", path)?;
+        let containment = pq::opt_f64s(b, "containment", path)?;
+        let exact = pq::bools(b, "exact", path)?;
+        for i in 0..keys.len() {
+            out.push(MemberRow {
+                label: labels[i],
+                representative: reps[i],
+                key: keys[i],
+                jaccard: jaccard[i].unwrap_or(0.0),
+                containment: containment[i].unwrap_or(0.0),
+                exact: exact[i],
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One row of `pages.parquet` (see [`PAGES_SCHEMA`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageRow {
+    pub key: u64,
+    pub url: String,
+    pub cluster: Option<u64>,
+    pub representative: Option<String>,
+    pub jaccard: Option<f64>,
+    pub containment: Option<f64>,
+    pub exact: Option<bool>,
+    pub words: Option<u64>,
+    pub error: Option<String>,
+}
+
+pub fn write_pages(path: &Path, rows: &[PageRow]) -> Result<(), Error> {
+    pq::write(
+        path,
+        "pages",
+        PAGES_FORMAT_VERSION,
+        vec![
+            ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
+            ("url", Column::Str(rows.iter().map(|r| r.url.clone()).collect())),
+            ("cluster", Column::OptU64(rows.iter().map(|r| r.cluster).collect())),
+            ("representative", Column::OptStr(rows.iter().map(|r| r.representative.clone()).collect())),
+            ("jaccard", Column::OptF64(rows.iter().map(|r| r.jaccard).collect())),
+            ("containment", Column::OptF64(rows.iter().map(|r| r.containment).collect())),
+            ("exact", Column::OptBool(rows.iter().map(|r| r.exact).collect())),
+            ("words", Column::OptU64(rows.iter().map(|r| r.words).collect())),
+            ("error", Column::OptStr(rows.iter().map(|r| r.error.clone()).collect())),
+        ],
+    )
+}
+
+pub fn read_pages(path: &Path) -> Result<Vec<PageRow>, Error> {
+    let mut out = Vec::new();
+    for b in &pq::read(path, "pages", PAGES_FORMAT_VERSION, None)? {
+        let keys = pq::u64s(b, "key", path)?;
+        let urls = pq::strs(b, "url", path)?;
+        let clusters = pq::opt_u64s(b, "cluster", path)?;
+        let reps = pq::opt_strs(b, "representative", path)?;
+        let jaccard = pq::opt_f64s(b, "jaccard", path)?;
+        let containment = pq::opt_f64s(b, "containment", path)?;
+        let exact = pq::opt_bools(b, "exact", path)?;
+        let words = pq::opt_u64s(b, "words", path)?;
+        let errors = pq::opt_strs(b, "error", path)?;
+        for i in 0..keys.len() {
+            out.push(PageRow {
+                key: keys[i],
+                url: urls[i].clone(),
+                cluster: clusters[i],
+                representative: reps[i].clone(),
+                jaccard: jaccard[i],
+                containment: containment[i],
+                exact: exact[i],
+                words: words[i],
+                error: errors[i].clone(),
+            });
+        }
+    }
+    Ok(out)
+}

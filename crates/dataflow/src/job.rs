@@ -1,0 +1,1140 @@
+//! The clustering job: the corpus-wide stages on timely dataflow workers.
+//!
+//! Three stages, each a dataflow over the previous stage's parts, each
+//! ending in one Parquet part and one marker per worker:
+//!
+//! 1. `sketch`: pages exchanged by site; each site's template learned from
+//!    its pages (in key order, as one process does) and dropped from them;
+//!    every page sketched (MinHash).
+//! 2. `edges`: exact copies grouped by digest (the lowest key of a text
+//!    stays in the search); MinHash band keys exchanged by band, candidate
+//!    pairs sent to the worker that owns the lower key, each shingle set
+//!    sent at most once to each worker that needs it, and every candidate
+//!    confirmed by exact Jaccard (and the cross-site rule).
+//! 3. `clusters`: connected components of the confirmed pairs on
+//!    differential dataflow, labelled by their lowest key; the
+//!    representative is the member with the most confirmed links (ties to
+//!    the lower key); each member scored against it.
+//!
+//! A stage whose parts all have markers carrying this run's settings hash
+//! is not run again. Process 0 then numbers the clusters by their lowest
+//! key and writes the report with `webdup cluster`'s writers, and
+//! `pages.parquet`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use differential_dataflow::AsCollection;
+use differential_dataflow::VecCollection;
+use differential_dataflow::operators::Iterate;
+use serde::{Deserialize, Serialize};
+use timely::dataflow::operators::Probe;
+use timely::dataflow::operators::core::Concat;
+use timely::dataflow::operators::vec::{Input, Map};
+use timely::dataflow::{InputHandleVec, ProbeHandle};
+
+use webdup::engine::{Cluster as Group, Clustering, Corpus, Fingerprint, Measure, Member, Method, Stats};
+use webdup::error::{DocError, DocErrorKind};
+use webdup::fetch::FetchRecord;
+use webdup::report::ClusterReport;
+use webdup::{Config, DocKey};
+use webdup_core::candidates::LshParams;
+use webdup_core::candidates::lsh::band_key;
+use webdup_core::sketch::MinHasher;
+use webdup_core::template;
+use webdup_core::verify::{Overlap, confirm_pair};
+
+use crate::Error;
+use crate::files::{self, EdgeRow, IngestRow, MemberRow, PageRow, SketchRow};
+use crate::ingest;
+use crate::marker::{self, Marker};
+use crate::ops::{gather, owner, route_bytes};
+
+/// The stages, in order.
+pub const STAGES: [&str; 3] = ["sketch", "edges", "clusters"];
+
+/// Environment variable for fault-injection tests: `STAGE:PROCESS` makes
+/// that process stop, before writing its part of that stage, and wait to be
+/// killed (after creating `WORK/stalled-STAGE-PROCESS`).
+pub const STALL_ENV: &str = "WEBDUP_DATAFLOW_STALL";
+
+/// How long process 0 waits for the other processes' last parts once its
+/// own workers are done.
+const LAST_PARTS_WAIT: Duration = Duration::from_secs(120);
+
+/// Where the job runs: timely's `-w`, `-n`, `-p` and host file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    /// Worker threads per process.
+    pub threads: usize,
+    /// Processes in all.
+    pub processes: usize,
+    /// This process's index.
+    pub process: usize,
+    /// `host:port` of every process, in process order; `None`: all on
+    /// 127.0.0.1 from port 2101.
+    pub hosts: Option<Vec<String>>,
+}
+
+impl Cluster {
+    /// One process with `threads` workers.
+    pub fn local(threads: usize) -> Cluster {
+        Cluster { threads, processes: 1, process: 0, hosts: None }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        if self.threads == 0 {
+            return Err(Error::Config("a process needs at least one worker thread (-w)".into()));
+        }
+        if self.processes == 0 || self.process >= self.processes {
+            return Err(Error::Config(format!(
+                "process index {} must be below the process count {} (-p and -n)",
+                self.process, self.processes
+            )));
+        }
+        if let Some(h) = &self.hosts
+            && h.len() != self.processes
+        {
+            return Err(Error::Config(format!(
+                "the host file names {} processes, and -n says {}: give one host:port a line, one per process",
+                h.len(),
+                self.processes
+            )));
+        }
+        Ok(())
+    }
+
+    fn timely_config(&self) -> timely::Config {
+        if self.processes == 1 {
+            return if self.threads == 1 { timely::Config::thread() } else { timely::Config::process(self.threads) };
+        }
+        let addresses = self
+            .hosts
+            .clone()
+            .unwrap_or_else(|| (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect());
+        timely::Config {
+            communication: timely::CommunicationConfig::Cluster {
+                threads: self.threads,
+                process: self.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            },
+            worker: timely::WorkerConfig::default(),
+        }
+    }
+}
+
+/// Reads a host file: one `host:port` a line, `#` comments and blank lines skipped.
+pub fn read_hosts(path: &Path) -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let hosts: Vec<String> =
+        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect();
+    if let Some(bad) = hosts.iter().find(|h| h.rsplit_once(':').is_none_or(|(_, p)| p.parse::<u16>().is_err())) {
+        return Err(Error::Config(format!("{}: {bad:?} is not host:port", path.display())));
+    }
+    Ok(hosts)
+}
+
+/// What a job did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The report, on process 0 only.
+    pub report: Option<ClusterReport>,
+    /// The light corpus the report was made from (process 0): what exit
+    /// codes and summaries read.
+    pub failed: usize,
+    /// Each stage and, when this run computed it, how long this process's
+    /// first worker took (`None`: its parts were complete from an earlier run).
+    pub stages: Vec<(&'static str, Option<Duration>)>,
+    /// `pages.parquet` (process 0).
+    pub pages: Option<PathBuf>,
+}
+
+/// Everything a worker needs, shared by the workers of a process.
+struct Shared {
+    work: PathBuf,
+    config: Config,
+    hash: String,
+    /// Documents folded into another by a redirect: not clustered.
+    folded: BTreeSet<u64>,
+    /// Ingest tasks.
+    tasks: usize,
+    /// Parts of each stage already complete (`Some(parts)`), from the start.
+    complete: [Option<usize>; 3],
+    process: usize,
+    stall: Option<String>,
+}
+
+/// Runs the clustering job over the ingest in `work` (see the module).
+pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, Error> {
+    exec.validate()?;
+    if config.method != Method::MinHash || config.measure != Measure::Jaccard {
+        return Err(Error::Config(
+            "the distributed job supports --method minhash with --measure jaccard (the defaults); \
+             use `webdup cluster` for SimHash candidates or containment"
+                .into(),
+        ));
+    }
+    let ingest = read_ingest_markers(work, config)?;
+    let hash = job_hash(config, &ingest);
+    let tasks = ingest.len();
+    let light: Vec<IngestRow> = {
+        let mut rows = Vec::new();
+        for t in 0..tasks {
+            let (data, _) = ingest::paths(work, crate::Task { index: t, count: tasks });
+            rows.extend(files::read_ingest(&data, true)?);
+        }
+        rows.sort_by_key(|r| r.key);
+        rows
+    };
+    let (mut corpus, fetches) = light_corpus(&light)?;
+    let before: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
+    let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
+    let kept: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
+    let folded: BTreeSet<u64> = before.difference(&kept).copied().collect();
+
+    let mut complete = [None; 3];
+    for (s, stage) in STAGES.iter().enumerate() {
+        complete[s] = complete_parts(work, stage, &hash)?;
+    }
+    // A stage after one that must run again runs again too.
+    if let Some(first) = complete.iter().position(Option::is_none) {
+        for c in &mut complete[first..] {
+            *c = None;
+        }
+    }
+    let mut stages: Vec<(&'static str, Option<Duration>)> = STAGES.iter().map(|s| (*s, None)).collect();
+    if complete.iter().any(Option::is_none) {
+        for stage in STAGES {
+            let dir = stage_dir(work, stage);
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        let shared = Arc::new(Shared {
+            work: work.to_path_buf(),
+            config: config.clone(),
+            hash: hash.clone(),
+            folded,
+            tasks,
+            complete,
+            process: exec.process,
+            stall: std::env::var(STALL_ENV).ok(),
+        });
+        let guards = timely::execute(exec.timely_config(), move |worker| run_worker(worker, &shared))
+            .map_err(|e| Error::Worker(format!("cannot start the workers: {e}")))?;
+        for (w, r) in guards.join().into_iter().enumerate() {
+            match r {
+                Ok(Ok(times)) => {
+                    if w == 0 {
+                        for (s, t) in times {
+                            stages[s].1 = Some(t);
+                        }
+                    }
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(panic) => return Err(Error::Worker(format!("a worker failed: {panic}"))),
+            }
+        }
+    }
+    if exec.process != 0 {
+        return Ok(Outcome { report: None, failed: corpus.errors.len(), stages, pages: None });
+    }
+    // The other processes write their last parts just after their workers
+    // finish, which may be after ours.
+    let deadline = Instant::now() + LAST_PARTS_WAIT;
+    let parts = loop {
+        if let Some(p) = complete_parts(work, "clusters", &hash)? {
+            break p;
+        }
+        if Instant::now() > deadline {
+            return Err(Error::Worker(format!(
+                "the other processes' cluster parts did not appear in {} within {} s",
+                stage_dir(work, "clusters").display(),
+                LAST_PARTS_WAIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stats = Stats { documents: corpus.len(), ..Stats::default() };
+    let edge_parts = complete_parts(work, "edges", &hash)?
+        .ok_or_else(|| Error::Worker("the edges stage is incomplete after the job".into()))?;
+    for p in 0..edge_parts {
+        let m =
+            marker::read(&part_paths(work, "edges", p, edge_parts).1)?.unwrap_or_else(|| Marker::new("", 0, 0, "", 0));
+        let count = |k: &str| m.counts.get(k).copied().unwrap_or(0) as usize;
+        stats.candidate_pairs += count("candidates");
+        stats.confirmed_pairs += count("confirmed");
+        stats.exact_duplicates += count("exact");
+    }
+    let mut members: Vec<MemberRow> = Vec::new();
+    for p in 0..parts {
+        members.extend(files::read_members(&part_paths(work, "clusters", p, parts).0)?);
+    }
+    let clustering = assemble(members, stats);
+    let mut report = ClusterReport::new(&corpus, &clustering, config);
+    report.fetches = fetches;
+    report.redirected = redirected;
+    for m in &ingest {
+        report.warc.merge(&m.warc);
+    }
+    let pages = work.join("pages.parquet");
+    files::write_pages(&pages, &page_rows(&light, &clustering, &corpus))?;
+    Ok(Outcome { report: Some(report), failed: corpus.errors.len(), stages, pages: Some(pages) })
+}
+
+/// The ingest's markers, all present, all made with `config`'s settings.
+fn read_ingest_markers(work: &Path, config: &Config) -> Result<Vec<Marker>, Error> {
+    let dir = ingest::dir(work);
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        Error::Config(format!(
+            "{}: no ingest here ({e}); run `webdup ingest --work {}` first",
+            dir.display(),
+            work.display()
+        ))
+    })?;
+    let mut counts: BTreeSet<usize> = BTreeSet::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(rest) = name.strip_prefix("task-").and_then(|r| r.strip_suffix(".done"))
+            && let Some((_, n)) = rest.split_once("-of-")
+            && let Ok(n) = n.parse::<usize>()
+        {
+            counts.insert(n);
+        }
+    }
+    let count = match counts.len() {
+        0 => return Err(Error::Config(format!("{}: no finished ingest task", dir.display()))),
+        1 => *counts.iter().next().expect("one"),
+        _ => {
+            return Err(Error::Config(format!(
+                "{}: ingest tasks of different counts ({}): one work directory holds one ingest",
+                dir.display(),
+                counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    };
+    let want = ingest::settings_json(config);
+    let mut markers = Vec::with_capacity(count);
+    let mut missing = Vec::new();
+    for t in 0..count {
+        let (_, done) = ingest::paths(work, crate::Task { index: t, count });
+        match marker::read(&done)? {
+            Some(m) => {
+                if m.settings.as_ref() != Some(&want) {
+                    let theirs: Option<webdup::engine::FingerprintSettings> =
+                        m.settings.clone().and_then(|s| serde_json::from_value(s).ok());
+                    let why = theirs
+                        .map(|t| t.differences(&config.fingerprint_settings()).join(", "))
+                        .unwrap_or_else(|| "unreadable settings".into());
+                    return Err(Error::Config(format!(
+                        "{}: ingested with other fingerprint settings ({why}); give the flags the ingest was run with",
+                        done.display()
+                    )));
+                }
+                markers.push(m);
+            }
+            None => missing.push(t.to_string()),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::Config(format!(
+            "{}: ingest tasks {} of {count} are not finished; run them (`webdup ingest --task I/{count}`) first",
+            dir.display(),
+            missing.join(", ")
+        )));
+    }
+    Ok(markers)
+}
+
+/// A hash of everything the stages depend on: the settings, the ingest
+/// (its markers, which change when a task is run again) and the formats.
+fn job_hash(config: &Config, ingest: &[Marker]) -> String {
+    let value = serde_json::json!({
+        "format_version": marker::FORMAT_VERSION,
+        "stage_format_version": files::STAGE_FORMAT_VERSION,
+        "fingerprint": config.fingerprint_settings(),
+        "match": config.match_settings(),
+        "ingest": ingest.iter().map(|m| (&m.settings_hash, m.rows, m.finished_at)).collect::<Vec<_>>(),
+    });
+    ingest::settings_hash(&value)
+}
+
+fn stage_dir(work: &Path, stage: &str) -> PathBuf {
+    work.join("stages").join(stage)
+}
+
+/// The data file and marker of part `part` of `parts` of `stage`.
+fn part_paths(work: &Path, stage: &str, part: usize, parts: usize) -> (PathBuf, PathBuf) {
+    let name = marker::part_name("part", part, parts);
+    let dir = stage_dir(work, stage);
+    (dir.join(format!("{name}.parquet")), dir.join(format!("{name}.done")))
+}
+
+/// The number of parts of `stage` when every one of them is finished with
+/// settings `hash`.
+fn complete_parts(work: &Path, stage: &str, hash: &str) -> Result<Option<usize>, Error> {
+    let Ok(entries) = std::fs::read_dir(stage_dir(work, stage)) else {
+        return Ok(None);
+    };
+    let mut by_count: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_some_and(|x| x == "done")
+            && let Some(m) = marker::read(&path)?
+            && m.settings_hash == hash
+            && m.stage == stage
+        {
+            by_count.entry(m.parts).or_default().insert(m.part);
+        }
+    }
+    Ok(by_count.into_iter().rev().find(|(n, parts)| parts.len() == *n).map(|(n, _)| n))
+}
+
+/// Ids, words and errors of every document, and the fetch records: what
+/// the report needs besides the clusters.
+fn light_corpus(rows: &[IngestRow]) -> Result<(Corpus, Vec<FetchRecord>), Error> {
+    let mut corpus = Corpus::default();
+    let mut fetches = Vec::new();
+    for r in rows {
+        let key = DocKey(r.key);
+        match (&r.doc, &r.error) {
+            (Some(d), _) => corpus.docs.push(Fingerprint::from_parts(
+                r.id.clone(),
+                key,
+                d.words as usize,
+                Vec::new(),
+                [0; 16],
+                Vec::new(),
+                0,
+            )),
+            (None, Some((kind, message))) => {
+                let kind = DocErrorKind::from_name(kind).unwrap_or(DocErrorKind::Io);
+                corpus.errors.push(DocError::new(r.id.clone(), key, kind, message.clone()));
+            }
+            (None, None) => {
+                return Err(Error::Format(format!("ingest row {} ({}) is neither a page nor an error", r.key, r.id)));
+            }
+        }
+        if let Some(json) = &r.fetch {
+            let record: FetchRecord = serde_json::from_str(json)
+                .map_err(|e| Error::Format(format!("ingest row {} ({}): unreadable fetch record: {e}", r.key, r.id)))?;
+            fetches.push(record);
+        }
+    }
+    Ok((corpus, fetches))
+}
+
+/// The clustering from every cluster part: clusters numbered by their
+/// lowest key, members by key.
+fn assemble(members: Vec<MemberRow>, stats: Stats) -> Clustering {
+    let mut by_label: BTreeMap<u64, Vec<MemberRow>> = BTreeMap::new();
+    for m in members {
+        by_label.entry(m.label).or_default().push(m);
+    }
+    let clusters = by_label
+        .into_values()
+        .enumerate()
+        .map(|(n, mut rows)| {
+            rows.sort_by_key(|r| r.key);
+            Group {
+                id: n + 1,
+                representative: DocKey(rows[0].representative),
+                members: rows
+                    .iter()
+                    .map(|r| Member {
+                        key: DocKey(r.key),
+                        jaccard: r.jaccard,
+                        containment: r.containment,
+                        exact: r.exact,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Clustering { clusters, edges: Vec::new(), stats }
+}
+
+/// One row per document for `pages.parquet`.
+fn page_rows(light: &[IngestRow], clustering: &Clustering, corpus: &Corpus) -> Vec<PageRow> {
+    let ids: HashMap<u64, &str> = light.iter().map(|r| (r.key, r.id.as_str())).collect();
+    let mut of: HashMap<u64, (u64, u64, &Member)> = HashMap::new();
+    for c in &clustering.clusters {
+        for m in &c.members {
+            of.insert(m.key.0, (c.id as u64, c.representative.0, m));
+        }
+    }
+    let kept: BTreeSet<u64> =
+        corpus.docs.iter().map(|d| d.key.0).chain(corpus.errors.iter().map(|e| e.key.0)).collect();
+    light
+        .iter()
+        .filter(|r| kept.contains(&r.key))
+        .map(|r| {
+            let m = of.get(&r.key);
+            PageRow {
+                key: r.key,
+                url: r.id.clone(),
+                cluster: m.map(|m| m.0),
+                representative: m.and_then(|m| ids.get(&m.1).map(|s| s.to_string())),
+                jaccard: m.map(|m| m.2.jaccard),
+                containment: m.map(|m| m.2.containment),
+                exact: m.map(|m| m.2.exact),
+                words: r.doc.as_ref().map(|d| d.words),
+                error: r.error.as_ref().map(|(k, msg)| format!("{k}: {msg}")),
+            }
+        })
+        .collect()
+}
+
+type Worker = timely::worker::Worker;
+
+/// Runs the stages that are not complete; returns how long each took.
+fn run_worker(worker: &mut Worker, shared: &Shared) -> Result<Vec<(usize, Duration)>, Error> {
+    let mut times = Vec::new();
+    for s in 0..STAGES.len() {
+        if shared.complete[s].is_some() {
+            continue;
+        }
+        let start = Instant::now();
+        match s {
+            0 => sketch_stage(worker, shared)?,
+            1 => edges_stage(worker, shared)?,
+            _ => clusters_stage(worker, shared)?,
+        }
+        times.push((s, start.elapsed()));
+    }
+    Ok(times)
+}
+
+/// The files of the previous stage this worker reads: its own part when
+/// that stage ran in this job, else every part `p` with `p % peers ==
+/// index` of the complete set.
+fn inputs_of(worker: &Worker, shared: &Shared, stage: usize) -> Vec<PathBuf> {
+    let (index, peers) = (worker.index(), worker.peers());
+    if stage == 0 {
+        return (0..shared.tasks)
+            .filter(|t| t % peers == index)
+            .map(|t| ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks }).0)
+            .collect();
+    }
+    let prev = STAGES[stage - 1];
+    match shared.complete[stage - 1] {
+        Some(parts) => {
+            (0..parts).filter(|p| p % peers == index).map(|p| part_paths(&shared.work, prev, p, parts).0).collect()
+        }
+        None => vec![part_paths(&shared.work, prev, index, peers).0],
+    }
+}
+
+/// Reads every file with `read`; the first failure is kept and the worker
+/// goes on with nothing, so the other workers are not left waiting.
+fn read_all<T>(
+    paths: &[PathBuf],
+    read: impl Fn(&Path) -> Result<Vec<T>, Error>,
+    failure: &mut Option<Error>,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    for p in paths {
+        match read(p) {
+            Ok(rows) => out.extend(rows),
+            Err(e) => {
+                failure.get_or_insert(e);
+                return Vec::new();
+            }
+        }
+    }
+    out
+}
+
+/// Writes this worker's part of `stage` and its marker, after the stall
+/// hook of the fault-injection tests.
+fn finish_part(
+    worker: &Worker,
+    shared: &Shared,
+    stage: &str,
+    rows: u64,
+    counts: &[(&str, u64)],
+    write: impl FnOnce(&Path) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if shared.stall.as_deref() == Some(&format!("{stage}:{}", shared.process)) {
+        let flag = shared.work.join(format!("stalled-{stage}-{}", shared.process));
+        let _ = std::fs::write(&flag, b"");
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let (data, done) = part_paths(&shared.work, stage, worker.index(), worker.peers());
+    write(&data)?;
+    let mut m = Marker::new(stage, worker.index(), worker.peers(), &shared.hash, rows);
+    for (k, v) in counts {
+        m.counts.insert((*k).to_string(), *v);
+    }
+    marker::write(&done, &m)
+}
+
+/// Steps `worker` until `probe` has seen everything.
+fn run_to_end(worker: &mut Worker, probe: &ProbeHandle<u64>) {
+    while !probe.done() {
+        worker.step();
+    }
+}
+
+/// A page on its way to the sketch stage.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Unsketched {
+    key: u64,
+    id: String,
+    words: u64,
+    digest: [u8; 16],
+    shingles: Vec<u64>,
+    context: Vec<u64>,
+}
+
+fn sketch_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
+    let mut failure = None;
+    let rows = read_all(&inputs_of(worker, shared, 0), |p| files::read_ingest(p, false), &mut failure);
+    let out: Rc<RefCell<Vec<SketchRow>>> = Rc::default();
+    let mut input: InputHandleVec<u64, Unsketched> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    let template = shared.config.template.clone();
+    let hasher = MinHasher::new(shared.config.permutations, shared.config.seed);
+    let scope_of = template.as_ref().map(|t| t.scope).unwrap_or_default();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let pages = scope.input_from(&mut input);
+        let route = move |d: &Unsketched| match template::site_of(&d.id, scope_of) {
+            Some(site) if template.is_some() => route_bytes(site.as_bytes()),
+            _ => owner(d.key),
+        };
+        let template = shared.config.template.clone();
+        let sketched = gather(pages, "sites", route, move |pages: Vec<Unsketched>| {
+            let mut sites: BTreeMap<Option<String>, Vec<Fingerprint>> = BTreeMap::new();
+            for p in pages {
+                let site = template.as_ref().and_then(|t| template::site_of(&p.id, t.scope));
+                let mut f =
+                    Fingerprint::from_parts(p.id, DocKey(p.key), p.words as usize, p.shingles, p.digest, Vec::new(), 0);
+                f.context = p.context;
+                sites.entry(site).or_default().push(f);
+            }
+            let mut out = Vec::new();
+            for (site, mut docs) in sites {
+                docs.sort_by_key(|d| d.key);
+                if let (Some(_), Some(t)) = (&site, &template)
+                    && docs.len() >= t.min_pages
+                {
+                    let sets: Vec<&[u64]> = docs
+                        .iter()
+                        .map(|d| if d.context.is_empty() { d.shingles.as_slice() } else { d.context.as_slice() })
+                        .collect();
+                    let learned = template::learn_site(&sets, t);
+                    for d in &mut docs {
+                        d.drop_template(&learned);
+                    }
+                }
+                for d in docs {
+                    out.push(SketchRow {
+                        key: d.key.0,
+                        id: d.id,
+                        words: d.word_count as u64,
+                        digest: d.digest,
+                        minhash: hasher.sketch(&d.shingles),
+                        shingles: d.shingles,
+                    });
+                }
+            }
+            out
+        });
+        let sink = out.clone();
+        gather(
+            sketched,
+            "owners",
+            |r: &SketchRow| owner(r.key),
+            move |rows: Vec<SketchRow>| {
+                sink.borrow_mut().extend(rows);
+                Vec::<()>::new()
+            },
+        )
+        .probe_with(&probe);
+    });
+    for r in rows {
+        if let Some(d) = r.doc {
+            input.send(Unsketched {
+                key: r.key,
+                id: r.id,
+                words: d.words,
+                digest: d.digest,
+                shingles: d.shingles,
+                context: d.context,
+            });
+        }
+    }
+    drop(input);
+    run_to_end(worker, &probe);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let mut rows = out.take();
+    rows.sort_by_key(|r| r.key);
+    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, &rows))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct DigestOf {
+    digest: [u8; 16],
+    key: u64,
+    len: u64,
+}
+
+/// A page's key in one band, with its keys in all bands.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct BandEntry {
+    band: u32,
+    bkey: u64,
+    key: u64,
+    all: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SetFor {
+    key: u64,
+    dest: u64,
+    id: String,
+    shingles: Vec<u64>,
+}
+
+fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
+    let mut failure = None;
+    let rows = read_all(&inputs_of(worker, shared, 1), files::read_sketch, &mut failure);
+    let me = worker.index() as u64;
+    let matching = shared.config.match_settings();
+    let lowest = matching.lowest_threshold();
+    let params = LshParams::optimal(lowest, shared.config.permutations);
+    let scope_of = shared.config.template.as_ref().map(|t| t.scope).unwrap_or_default();
+
+    let local: Rc<RefCell<HashMap<u64, SketchRow>>> = Rc::default();
+    let exact: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
+    let pairs: Rc<RefCell<Vec<(u64, u64)>>> = Rc::default();
+    let near: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
+    let mut input: InputHandleVec<u64, SketchRow> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let pages = scope.input_from(&mut input);
+        let held = local.clone();
+        let digests = gather(
+            pages,
+            "own",
+            |r: &SketchRow| owner(r.key),
+            move |rows: Vec<SketchRow>| {
+                let mut held = held.borrow_mut();
+                let out = rows
+                    .iter()
+                    .map(|r| DigestOf { digest: r.digest, key: r.key, len: r.shingles.len() as u64 })
+                    .collect();
+                held.extend(rows.into_iter().map(|r| (r.key, r)));
+                out
+            },
+        );
+        let copies = exact.clone();
+        let uniques = gather(
+            digests,
+            "digests",
+            |d: &DigestOf| route_bytes(&d.digest),
+            move |mut ds: Vec<DigestOf>| {
+                ds.sort_by(|x, y| x.digest.cmp(&y.digest).then(x.key.cmp(&y.key)));
+                let mut firsts = Vec::new();
+                let mut copies = copies.borrow_mut();
+                for run in ds.chunk_by(|x, y| x.digest == y.digest) {
+                    firsts.push(run[0].key);
+                    for c in &run[1..] {
+                        copies.push(EdgeRow { a: run[0].key, b: c.key, shared: c.len, len_a: c.len, len_b: c.len });
+                    }
+                }
+                firsts
+            },
+        );
+        let held = local.clone();
+        let bands = gather(
+            uniques,
+            "uniques",
+            |k: &u64| owner(*k),
+            move |keys: Vec<u64>| {
+                let held = held.borrow();
+                let mut out = Vec::with_capacity(keys.len() * params.bands);
+                for k in keys {
+                    if let Some(r) = held.get(&k) {
+                        let all: Vec<u64> = (0..params.bands).map(|b| band_key(&r.minhash, params, b)).collect();
+                        for band in 0..params.bands {
+                            out.push(BandEntry { band: band as u32, bkey: all[band], key: k, all: all.clone() });
+                        }
+                    }
+                }
+                out
+            },
+        );
+        // Each pair once: from the first band its two pages share, so no
+        // pair is sent again for the other bands it agrees on.
+        let candidates = gather(
+            bands,
+            "bands",
+            |e: &BandEntry| route_bytes(&[u64::from(e.band).to_le_bytes(), e.bkey.to_le_bytes()].concat()),
+            move |mut entries: Vec<BandEntry>| {
+                entries.sort_unstable_by_key(|e| (e.band, e.bkey, e.key));
+                let mut out = Vec::new();
+                for run in entries.chunk_by(|x, y| (x.band, x.bkey) == (y.band, y.bkey)) {
+                    let band = run[0].band as usize;
+                    for (i, a) in run.iter().enumerate() {
+                        for b in &run[i + 1..] {
+                            if !(0..band).any(|j| a.all[j] == b.all[j]) {
+                                out.push((a.key, b.key));
+                            }
+                        }
+                    }
+                }
+                out
+            },
+        );
+        let kept = pairs.clone();
+        let requests = gather(
+            candidates,
+            "pairs",
+            |p: &(u64, u64)| owner(p.0),
+            move |mut ps: Vec<(u64, u64)>| {
+                ps.sort_unstable();
+                ps.dedup();
+                let mut wanted: Vec<u64> = ps.iter().map(|p| p.1).collect();
+                wanted.sort_unstable();
+                wanted.dedup();
+                *kept.borrow_mut() = ps;
+                wanted.into_iter().map(|b| (b, me)).collect()
+            },
+        );
+        let held = local.clone();
+        let sets = gather(
+            requests,
+            "requests",
+            |r: &(u64, u64)| owner(r.0),
+            move |mut rs: Vec<(u64, u64)>| {
+                rs.sort_unstable();
+                rs.dedup();
+                let held = held.borrow();
+                rs.into_iter()
+                    .filter_map(|(b, dest)| {
+                        held.get(&b).map(|r| SetFor { key: b, dest, id: r.id.clone(), shingles: r.shingles.clone() })
+                    })
+                    .collect()
+            },
+        );
+        let (held, kept, confirmed) = (local.clone(), pairs.clone(), near.clone());
+        gather(
+            sets,
+            "verify",
+            |s: &SetFor| s.dest,
+            move |sets: Vec<SetFor>| {
+                let others: HashMap<u64, SetFor> = sets.into_iter().map(|s| (s.key, s)).collect();
+                let held = held.borrow();
+                let mut confirmed = confirmed.borrow_mut();
+                for &(a, b) in kept.borrow().iter() {
+                    let (Some(ra), Some(sb)) = (held.get(&a), others.get(&b)) else { continue };
+                    let sets: [&[u64]; 2] = [&ra.shingles, &sb.shingles];
+                    let Some(e) = confirm_pair(matching.measure, 0, 1, &sets, lowest) else { continue };
+                    if let Some(cross) = matching.cross_site_threshold {
+                        let (sa, sb) = (template::site_of(&ra.id, scope_of), template::site_of(&sb.id, scope_of));
+                        let across = sa.is_some() && sb.is_some() && sa != sb;
+                        if matching.measure.of(&e.overlap) < if across { cross } else { matching.threshold } - 1e-12 {
+                            continue;
+                        }
+                    }
+                    let o = e.overlap;
+                    confirmed.push(EdgeRow {
+                        a,
+                        b,
+                        shared: o.shared as u64,
+                        len_a: o.len_a as u64,
+                        len_b: o.len_b as u64,
+                    });
+                }
+                Vec::<()>::new()
+            },
+        )
+        .probe_with(&probe);
+    });
+    for r in rows {
+        if !shared.folded.contains(&r.key) {
+            input.send(r);
+        }
+    }
+    drop(input);
+    run_to_end(worker, &probe);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let candidates = pairs.borrow().len() as u64;
+    let (exact, near) = (exact.take(), near.take());
+    let counts = [("candidates", candidates), ("confirmed", near.len() as u64), ("exact", exact.len() as u64)];
+    let mut edges: Vec<EdgeRow> = exact.into_iter().chain(near).collect();
+    edges.sort_by_key(|e| (e.a, e.b));
+    finish_part(worker, shared, "edges", edges.len() as u64, &counts, |p| files::write_edges(p, &edges))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum Linked {
+    /// A page and how many confirmed links this worker read for it.
+    Links(u64, u64),
+    /// A page and its component's label.
+    Label(u64, u64),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum ToMember {
+    Page(u64, [u8; 16], Vec<u64>),
+    /// Member, representative, label.
+    Assign(u64, u64, u64),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum ToRepresentative {
+    Page(u64, [u8; 16], Vec<u64>),
+    /// Representative, the worker that asks for it.
+    Request(u64, u64),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RepSet {
+    key: u64,
+    dest: u64,
+    digest: [u8; 16],
+    shingles: Vec<u64>,
+}
+
+fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
+    let mut failure = None;
+    let edge_rows = read_all(&inputs_of(worker, shared, 2), files::read_edges, &mut failure);
+    let sketch_files: Vec<PathBuf> = {
+        let (index, peers) = (worker.index(), worker.peers());
+        match shared.complete[0] {
+            Some(parts) => (0..parts)
+                .filter(|p| p % peers == index)
+                .map(|p| part_paths(&shared.work, "sketch", p, parts).0)
+                .collect(),
+            None => vec![part_paths(&shared.work, "sketch", index, peers).0],
+        }
+    };
+    let pages = read_all(&sketch_files, files::read_sketch, &mut failure);
+    let me = worker.index() as u64;
+    let min_size = shared.config.min_cluster_size.max(2);
+
+    let assigns: Rc<RefCell<Vec<(u64, u64, u64)>>> = Rc::default();
+    let member_pages: Rc<RefCell<HashMap<u64, ([u8; 16], Vec<u64>)>>> = Rc::default();
+    let scored: Rc<RefCell<Vec<MemberRow>>> = Rc::default();
+    let mut edges_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
+    let mut degrees_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
+    let mut pages_in: InputHandleVec<u64, (u64, [u8; 16], Vec<u64>)> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let links = scope.input_from(&mut edges_in);
+        let counts = scope.input_from(&mut degrees_in);
+        let pages = scope.input_from(&mut pages_in);
+        // Connected components: every node takes the lowest label among its
+        // neighbours' until nothing changes.
+        let both: VecCollection<'_, u64, (u64, u64)> =
+            links.clone().flat_map(|(a, b)| [((a, b), 0u64, 1isize), ((b, a), 0u64, 1isize)]).as_collection();
+        let nodes = both.clone().map(|(a, _)| (a, a));
+        let labels = nodes.clone().iterate(|inner, labels| {
+            let both = both.enter(inner);
+            let nodes = nodes.enter(inner);
+            labels.join_map(both, |_node, label, next| (*next, *label)).concat(nodes).reduce(|_node, labels, out| {
+                out.push((*labels[0].0, 1isize));
+            })
+        });
+        let labelled = labels
+            .consolidate()
+            .inner
+            .flat_map(|((node, label), _time, diff)| (diff > 0).then_some(Linked::Label(node, label)));
+        let degrees = counts.map(|(k, n)| Linked::Links(k, n));
+        let linked = gather(
+            degrees.concat(labelled),
+            "degrees",
+            |m: &Linked| match m {
+                Linked::Links(k, _) | Linked::Label(k, _) => owner(*k),
+            },
+            move |ms: Vec<Linked>| {
+                let mut degree: HashMap<u64, u64> = HashMap::new();
+                let mut labels = Vec::new();
+                for m in ms {
+                    match m {
+                        Linked::Links(k, n) => *degree.entry(k).or_default() += n,
+                        Linked::Label(k, l) => labels.push((l, k)),
+                    }
+                }
+                labels.into_iter().map(|(l, k)| (l, k, degree.get(&k).copied().unwrap_or(0))).collect()
+            },
+        );
+        let assigned = gather(
+            linked,
+            "components",
+            |t: &(u64, u64, u64)| owner(t.0),
+            move |mut ts: Vec<(u64, u64, u64)>| {
+                ts.sort_unstable();
+                let mut out = Vec::new();
+                for run in ts.chunk_by(|x, y| x.0 == y.0) {
+                    if run.len() < min_size {
+                        continue;
+                    }
+                    // Most links first; of equals, the lowest key.
+                    let rep = run.iter().max_by(|x, y| x.2.cmp(&y.2).then(y.1.cmp(&x.1))).expect("never empty").1;
+                    out.extend(run.iter().map(|&(label, key, _)| ToMember::Assign(key, rep, label)));
+                }
+                out
+            },
+        );
+        let to_members = pages.clone().map(|(k, d, s)| ToMember::Page(k, d, s)).concat(assigned);
+        let (kept, held) = (assigns.clone(), member_pages.clone());
+        let requests = gather(
+            to_members,
+            "members",
+            |m: &ToMember| match m {
+                ToMember::Page(k, ..) | ToMember::Assign(k, ..) => owner(*k),
+            },
+            move |ms: Vec<ToMember>| {
+                let mut pages = Vec::new();
+                let mut kept = kept.borrow_mut();
+                for m in ms {
+                    match m {
+                        ToMember::Page(k, d, s) => pages.push((k, d, s)),
+                        ToMember::Assign(k, r, l) => kept.push((k, r, l)),
+                    }
+                }
+                let members: BTreeSet<u64> = kept.iter().map(|a| a.0).collect();
+                held.borrow_mut()
+                    .extend(pages.into_iter().filter(|p| members.contains(&p.0)).map(|(k, d, s)| (k, (d, s))));
+                let reps: BTreeSet<u64> = kept.iter().map(|a| a.1).collect();
+                reps.into_iter().map(|r| ToRepresentative::Request(r, me)).collect()
+            },
+        );
+        let to_reps = pages.map(|(k, d, s)| ToRepresentative::Page(k, d, s)).concat(requests);
+        let sets = gather(
+            to_reps,
+            "representatives",
+            |m: &ToRepresentative| match m {
+                ToRepresentative::Page(k, ..) | ToRepresentative::Request(k, _) => owner(*k),
+            },
+            move |ms: Vec<ToRepresentative>| {
+                let mut pages: HashMap<u64, ([u8; 16], Vec<u64>)> = HashMap::new();
+                let mut asks = Vec::new();
+                for m in ms {
+                    match m {
+                        ToRepresentative::Page(k, d, s) => {
+                            pages.insert(k, (d, s));
+                        }
+                        ToRepresentative::Request(r, dest) => asks.push((r, dest)),
+                    }
+                }
+                asks.sort_unstable();
+                asks.dedup();
+                asks.into_iter()
+                    .filter_map(|(r, dest)| {
+                        pages.get(&r).map(|(d, s)| RepSet { key: r, dest, digest: *d, shingles: s.clone() })
+                    })
+                    .collect()
+            },
+        );
+        let (kept, held, out) = (assigns.clone(), member_pages.clone(), scored.clone());
+        gather(
+            sets,
+            "score",
+            |s: &RepSet| s.dest,
+            move |sets: Vec<RepSet>| {
+                let reps: HashMap<u64, RepSet> = sets.into_iter().map(|s| (s.key, s)).collect();
+                let held = held.borrow();
+                let mut out = out.borrow_mut();
+                for &(key, rep, label) in kept.borrow().iter() {
+                    let (Some((digest, shingles)), Some(r)) = (held.get(&key), reps.get(&rep)) else { continue };
+                    let o = Overlap::of(shingles, &r.shingles);
+                    out.push(MemberRow {
+                        label,
+                        representative: rep,
+                        key,
+                        jaccard: o.jaccard(),
+                        containment: o.containment_a_in_b(),
+                        exact: *digest == r.digest,
+                    });
+                }
+                Vec::<()>::new()
+            },
+        )
+        .probe_with(&probe);
+    });
+    // The components of this worker's edges are those of a spanning forest
+    // of them, and its degree counts are sums: only those go on.
+    let mut degree: HashMap<u64, u64> = HashMap::new();
+    let mut forest = Forest::default();
+    for e in &edge_rows {
+        *degree.entry(e.a).or_default() += 1;
+        *degree.entry(e.b).or_default() += 1;
+        if forest.union(e.a, e.b) {
+            edges_in.send((e.a, e.b));
+        }
+    }
+    drop(edge_rows);
+    for (k, n) in degree {
+        degrees_in.send((k, n));
+    }
+    for p in pages {
+        pages_in.send((p.key, p.digest, p.shingles));
+    }
+    drop(edges_in);
+    drop(degrees_in);
+    drop(pages_in);
+    run_to_end(worker, &probe);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let mut rows = scored.take();
+    if rows.len() != assigns.borrow().len() {
+        return Err(Error::Worker(format!(
+            "worker {}: {} cluster members scored of {}",
+            worker.index(),
+            rows.len(),
+            assigns.borrow().len()
+        )));
+    }
+    rows.sort_by_key(|r| r.key);
+    finish_part(worker, shared, "clusters", rows.len() as u64, &[], |p| files::write_members(p, &rows))
+}
+
+/// Union-find over keys: which edges join two trees.
+#[derive(Default)]
+struct Forest {
+    parent: HashMap<u64, u64>,
+}
+
+impl Forest {
+    fn find(&mut self, k: u64) -> u64 {
+        let mut root = k;
+        while let Some(&p) = self.parent.get(&root)
+            && p != root
+        {
+            root = p;
+        }
+        // Path compression.
+        let mut at = k;
+        while at != root {
+            let next = self.parent.insert(at, root).unwrap_or(root);
+            at = next;
+        }
+        root
+    }
+
+    /// Joins the trees of `a` and `b`; false when they were one already.
+    fn union(&mut self, a: u64, b: u64) -> bool {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return false;
+        }
+        self.parent.insert(ra.max(rb), ra.min(rb));
+        self.parent.entry(ra.min(rb)).or_insert(ra.min(rb));
+        true
+    }
+}

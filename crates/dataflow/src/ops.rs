@@ -1,0 +1,52 @@
+//! The one timely operator the job is built from: gather a stage's records
+//! where `route` sends them, and once every worker has sent all of them
+//! (the input frontier is empty), hand them to `logic` in one call.
+//!
+//! Each stage runs one epoch over a finite input, so "the frontier passed"
+//! means "the input is complete": a bulk-synchronous step per operator,
+//! with timely doing the exchange and the progress tracking.
+
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+
+/// Records routed by `route` (a hash; the worker is it modulo the peers),
+/// all given to `logic` once complete; its output goes on downstream.
+/// `logic` runs exactly once per worker, with nothing when no record came.
+pub fn gather<'s, D, O, R, L>(stream: StreamVec<'s, u64, D>, name: &str, route: R, logic: L) -> StreamVec<'s, u64, O>
+where
+    D: timely::ExchangeData + Clone,
+    O: Clone + 'static,
+    R: FnMut(&D) -> u64 + 'static,
+    L: FnOnce(Vec<D>) -> Vec<O> + 'static,
+{
+    stream.unary_frontier(Exchange::new(route), name, move |capability, _info| {
+        let mut capability = Some(capability);
+        let mut logic = Some(logic);
+        let mut stash: Vec<D> = Vec::new();
+        move |(input, frontier), output| {
+            input.for_each_stamp(|_time, data| {
+                for d in data {
+                    stash.append(d);
+                }
+            });
+            if frontier.is_empty()
+                && let (Some(cap), Some(logic)) = (capability.take(), logic.take())
+            {
+                let out = logic(std::mem::take(&mut stash));
+                output.session(&cap).give_iterator(out.into_iter());
+            }
+        }
+    })
+}
+
+/// A well-spread hash of a key: the owner of a page is `owner(key) %
+/// workers`, whatever the keys' spacing.
+pub fn owner(key: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(&key.to_le_bytes())
+}
+
+/// A hash of a string (a site, a digest) for routing.
+pub fn route_bytes(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}

@@ -1,0 +1,266 @@
+//! Parquet files, column by column: what the stage files and the page
+//! table are made of. Every file carries its kind and format version in
+//! its key-value metadata, and is written to a temporary name and renamed,
+//! so a file that exists is whole.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, ListBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, Float64Array, ListArray, RecordBatch, StringArray, UInt32Array,
+    UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use crate::Error;
+
+/// Metadata key naming what a file holds (`webdup.ingest`, ...).
+pub const KIND_KEY: &str = "webdup.kind";
+/// Metadata key holding the file's format version.
+pub const VERSION_KEY: &str = "webdup.format_version";
+
+/// Rows per record batch when writing.
+const BATCH_ROWS: usize = 8192;
+
+/// One column to write.
+pub enum Column {
+    U64(Vec<u64>),
+    OptU64(Vec<Option<u64>>),
+    Str(Vec<String>),
+    OptStr(Vec<Option<String>>),
+    OptBin(Vec<Option<Vec<u8>>>),
+    ListU64(Vec<Option<Vec<u64>>>),
+    ListU32(Vec<Option<Vec<u32>>>),
+    Bool(Vec<bool>),
+    OptBool(Vec<Option<bool>>),
+    OptF64(Vec<Option<f64>>),
+}
+
+impl Column {
+    fn data_type(&self) -> DataType {
+        match self {
+            Column::U64(_) | Column::OptU64(_) => DataType::UInt64,
+            Column::Str(_) | Column::OptStr(_) => DataType::Utf8,
+            Column::OptBin(_) => DataType::Binary,
+            Column::ListU64(_) => DataType::List(Arc::new(Field::new("item", DataType::UInt64, true))),
+            Column::ListU32(_) => DataType::List(Arc::new(Field::new("item", DataType::UInt32, true))),
+            Column::Bool(_) | Column::OptBool(_) => DataType::Boolean,
+            Column::OptF64(_) => DataType::Float64,
+        }
+    }
+
+    fn nullable(&self) -> bool {
+        !matches!(self, Column::U64(_) | Column::Str(_) | Column::Bool(_))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::OptU64(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::OptStr(v) => v.len(),
+            Column::OptBin(v) => v.len(),
+            Column::ListU64(v) => v.len(),
+            Column::ListU32(v) => v.len(),
+            Column::Bool(v) => v.len(),
+            Column::OptBool(v) => v.len(),
+            Column::OptF64(v) => v.len(),
+        }
+    }
+
+    /// Rows `from..to` as an arrow array.
+    fn slice(&self, from: usize, to: usize) -> ArrayRef {
+        match self {
+            Column::U64(v) => Arc::new(UInt64Array::from(v[from..to].to_vec())),
+            Column::OptU64(v) => Arc::new(UInt64Array::from(v[from..to].to_vec())),
+            Column::Str(v) => Arc::new(StringArray::from_iter_values(&v[from..to])),
+            Column::OptStr(v) => Arc::new(StringArray::from(v[from..to].to_vec())),
+            Column::OptBin(v) => {
+                let mut b = BinaryBuilder::new();
+                for x in &v[from..to] {
+                    b.append_option(x.as_deref());
+                }
+                Arc::new(b.finish())
+            }
+            Column::ListU64(v) => {
+                let mut b = ListBuilder::new(UInt64Builder::new());
+                for x in &v[from..to] {
+                    match x {
+                        Some(items) => {
+                            b.values().append_slice(items);
+                            b.append(true);
+                        }
+                        None => b.append(false),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            Column::ListU32(v) => {
+                let mut b = ListBuilder::new(UInt32Builder::new());
+                for x in &v[from..to] {
+                    match x {
+                        Some(items) => {
+                            b.values().append_slice(items);
+                            b.append(true);
+                        }
+                        None => b.append(false),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            Column::Bool(v) => Arc::new(BooleanArray::from(v[from..to].to_vec())),
+            Column::OptBool(v) => Arc::new(BooleanArray::from(v[from..to].to_vec())),
+            Column::OptF64(v) => Arc::new(Float64Array::from(v[from..to].to_vec())),
+        }
+    }
+}
+
+/// Writes `columns` (all of one length) to `path` as Parquet with snappy
+/// compression, through a temporary file renamed into place.
+pub fn write(path: &Path, kind: &str, version: u32, columns: Vec<(&str, Column)>) -> Result<(), Error> {
+    let rows = columns.first().map_or(0, |(_, c)| c.len());
+    debug_assert!(columns.iter().all(|(_, c)| c.len() == rows), "columns of different lengths");
+    let fields: Vec<Field> = columns.iter().map(|(name, c)| Field::new(*name, c.data_type(), c.nullable())).collect();
+    let schema = Arc::new(Schema::new(fields));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new(KIND_KEY.to_string(), kind.to_string()),
+            KeyValue::new(VERSION_KEY.to_string(), version.to_string()),
+        ]))
+        .build();
+    let tmp = crate::marker::temporary(path);
+    let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| Error::parquet(path, e))?;
+    let mut from = 0;
+    loop {
+        let to = (from + BATCH_ROWS).min(rows);
+        let arrays: Vec<ArrayRef> = columns.iter().map(|(_, c)| c.slice(from, to)).collect();
+        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| Error::arrow(path, e))?;
+        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+        from = to;
+        if from >= rows {
+            break;
+        }
+    }
+    let file = writer.into_inner().map_err(|e| Error::parquet(path, e))?;
+    file.sync_all().map_err(|e| Error::io(&tmp, e))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// The record batches of `path`, checked to be a `kind` file of `version`
+/// (only `columns` when given).
+pub fn read(path: &Path, kind: &str, version: u32, columns: Option<&[&str]>) -> Result<Vec<RecordBatch>, Error> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet(path, e))?;
+    let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
+    let value = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone());
+    if value(KIND_KEY).as_deref() != Some(kind) {
+        return Err(Error::Format(format!("{}: not a webdup {kind} file", path.display())));
+    }
+    let found = value(VERSION_KEY).and_then(|v| v.parse::<u32>().ok());
+    if found != Some(version) {
+        return Err(Error::Format(format!(
+            "{}: {kind} format version {}, this webdup reads version {version}",
+            path.display(),
+            found.map_or_else(|| "unknown".to_string(), |v| v.to_string())
+        )));
+    }
+    let builder = match columns {
+        Some(names) => {
+            let schema = builder.parquet_schema();
+            let wanted: Vec<usize> = (0..schema.num_columns())
+                .filter(|&i| {
+                    let path = schema.column(i).path().parts().first().cloned().unwrap_or_default();
+                    names.contains(&path.as_str())
+                })
+                .collect();
+            let mask = parquet::arrow::ProjectionMask::leaves(schema, wanted);
+            builder.with_projection(mask)
+        }
+        None => builder,
+    };
+    let reader = builder.build().map_err(|e| Error::parquet(path, e))?;
+    reader.map(|b| b.map_err(|e| Error::arrow(path, e))).collect()
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T, Error> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| Error::Format(format!("{}: column {name} is missing or of the wrong type", path.display())))
+}
+
+pub fn u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<u64>, Error> {
+    Ok(column::<UInt64Array>(batch, name, path)?.values().to_vec())
+}
+
+pub fn opt_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<u64>>, Error> {
+    Ok(column::<UInt64Array>(batch, name, path)?.iter().collect())
+}
+
+pub fn strs(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<String>, Error> {
+    Ok(column::<StringArray>(batch, name, path)?.iter().map(|s| s.unwrap_or_default().to_string()).collect())
+}
+
+pub fn opt_strs(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<String>>, Error> {
+    Ok(column::<StringArray>(batch, name, path)?.iter().map(|s| s.map(str::to_string)).collect())
+}
+
+pub fn opt_bins(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u8>>>, Error> {
+    Ok(column::<BinaryArray>(batch, name, path)?.iter().map(|s| s.map(<[u8]>::to_vec)).collect())
+}
+
+pub fn bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<bool>, Error> {
+    Ok(column::<BooleanArray>(batch, name, path)?.iter().map(|b| b.unwrap_or(false)).collect())
+}
+
+pub fn list_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u64>>>, Error> {
+    let list = column::<ListArray>(batch, name, path)?;
+    let mut out = Vec::with_capacity(list.len());
+    for i in 0..list.len() {
+        if list.is_null(i) {
+            out.push(None);
+        } else {
+            let values = list.value(i);
+            let values = values.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| {
+                Error::Format(format!("{}: column {name} does not hold unsigned 64-bit lists", path.display()))
+            })?;
+            out.push(Some(values.values().to_vec()));
+        }
+    }
+    Ok(out)
+}
+
+pub fn list_u32s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u32>>>, Error> {
+    let list = column::<ListArray>(batch, name, path)?;
+    let mut out = Vec::with_capacity(list.len());
+    for i in 0..list.len() {
+        if list.is_null(i) {
+            out.push(None);
+        } else {
+            let values = list.value(i);
+            let values = values.as_any().downcast_ref::<UInt32Array>().ok_or_else(|| {
+                Error::Format(format!("{}: column {name} does not hold unsigned 32-bit lists", path.display()))
+            })?;
+            out.push(Some(values.values().to_vec()));
+        }
+    }
+    Ok(out)
+}
+
+pub fn opt_f64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<f64>>, Error> {
+    Ok(column::<Float64Array>(batch, name, path)?.iter().collect())
+}
+
+pub fn opt_bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<bool>>, Error> {
+    Ok(column::<BooleanArray>(batch, name, path)?.iter().collect())
+}

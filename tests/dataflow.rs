@@ -1,0 +1,437 @@
+//! `webdup ingest` + `webdup dcluster` on loopback: 1, 2 and 3 processes
+//! (on 2 cores, 3 is oversubscribed) and 1 or 2 threads give the bytes of
+//! `webdup cluster` on the same inputs; a process killed in the middle of
+//! a stage costs that stage only.
+//!
+//! Every process is a real `webdup` child talking TCP on 127.0.0.1, with a
+//! watchdog that kills the lot and fails the test if a run hangs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use webdup::Config;
+use webdup::engine::Fingerprinter;
+use webdup::source::DocKey;
+use webdup_core::candidates::LshParams;
+use webdup_core::candidates::lsh::band_key;
+use webdup_core::shingle::{ShingleConfig, Shingler};
+use webdup_core::sketch::MinHasher;
+
+const BIN: &str = env!("CARGO_BIN_EXE_webdup");
+/// Longest a run may take before the watchdog ends it.
+const WATCHDOG: Duration = Duration::from_secs(600);
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn words(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A page and `spokes` pages that each share exactly one MinHash band with
+/// it (and no other): the page has `spokes` candidates, while the spokes
+/// are candidates only of the few that share the same band. Each spoke is
+/// the page's text plus words picked so that their shingles break every
+/// band but its own.
+fn hub_and_spokes(root: &Path, spokes: usize) {
+    let config = Config::default().validate().unwrap();
+    let params = LshParams::optimal(config.lowest_threshold(), config.permutations);
+    let shingler = Shingler::new(ShingleConfig::default());
+    let hasher = MinHasher::new(config.permutations, config.seed);
+    let fingerprinter = Fingerprinter::new(&config);
+    let hub = words("hubword", 60);
+    let hub_sig = hasher.sketch(&shingler.shingle(&hub.join(" ")).hashes);
+    let hub_bands: Vec<u64> = (0..params.bands).map(|b| band_key(&hub_sig, params, b)).collect();
+    write(&root.join("hub/page/page.txt"), &hub.join(" "));
+    let mut rng = Rng(7);
+    for i in 0..spokes {
+        let target = i % params.bands;
+        'attempt: loop {
+            let mut text = hub.clone();
+            let mut broken = vec![false; params.bands];
+            broken[target] = true;
+            let mut tries = 0;
+            while broken.iter().any(|b| !b) {
+                tries += 1;
+                if tries > 2000 {
+                    continue 'attempt;
+                }
+                let word = format!("sp{i}x{}", rng.next() % 1_000_000);
+                let window = [&text[text.len() - 4..], std::slice::from_ref(&word)].concat().join(" ");
+                let sig = hasher.sketch(&shingler.shingle(&window).hashes);
+                let beats = |b: usize| (b * params.rows..(b + 1) * params.rows).any(|r| sig[r] < hub_sig[r]);
+                if beats(target) {
+                    continue;
+                }
+                for (b, flag) in broken.iter_mut().enumerate() {
+                    *flag |= beats(b);
+                }
+                text.push(word);
+            }
+            // The whole text, fingerprinted as `cluster` does, must agree.
+            let f = fingerprinter.fingerprint_text("s".into(), DocKey(0), &text.join(" "), None, "none").unwrap();
+            let shared: Vec<usize> =
+                (0..params.bands).filter(|&b| band_key(&f.minhash, params, b) == hub_bands[b]).collect();
+            if shared == [target] {
+                write(&root.join(format!("hub/{i:05}/page.txt")), &text.join(" "));
+                break;
+            }
+        }
+    }
+}
+
+/// Inputs with every shape the distributed job must get right; returns
+/// them as given on the command line.
+fn corpus(root: &Path, heavy: bool) -> Vec<String> {
+    let mut rng = Rng(1);
+    // A site whose pages share a footer (its template), named by two list
+    // files at both ends of the inputs, so its pages fall in different tasks.
+    let footer = "subscribe to the harbour newsletter for ferry news timetables and island council notices every week";
+    let mut list_a = String::new();
+    let mut list_b = String::new();
+    for p in 0..12 {
+        let body: Vec<String> = (0..80).map(|_| format!("s{}", rng.below(3000))).collect();
+        let text = if p == 5 {
+            // A thin page: little but the template.
+            format!("short note {footer} {footer}")
+        } else {
+            format!("{} {footer} {footer}", body.join(" "))
+        };
+        write(&root.join(format!("site/p{p:02}.txt")), &text);
+        let line = format!("../site/p{p:02}.txt\n");
+        if p < 6 { list_a.push_str(&line) } else { list_b.push_str(&line) }
+    }
+    // Two pages near each other on the site: one edit apart.
+    let mut near = std::fs::read_to_string(root.join("site/p00.txt")).unwrap();
+    near = near.replacen(' ', " edited ", 1);
+    write(&root.join("site/p12.txt"), &near);
+    list_b.push_str("../site/p12.txt\n");
+    write(&root.join("lists/site-a.txt"), &list_a);
+    write(&root.join("lists/site-b.txt"), &list_b);
+    // Exact copies, next to each other in the input and so in different tasks.
+    let copy = words("copyword", 50).join(" ");
+    for c in 0..3 {
+        write(&root.join(format!("copies/c{c}.txt")), &copy);
+    }
+    // A revision chain: each version edits 8 words of the one before, so
+    // only neighbours are linked and the component is 50 long.
+    let mut text = words("rev", 200);
+    for v in 0..50 {
+        write(&root.join(format!("chain/v{v:02}/page.txt")), &text.join(" "));
+        for _ in 0..8 {
+            let at = rng.below(text.len());
+            text[at] = format!("edit{v}x{}", rng.below(1_000_000));
+        }
+    }
+    // Pages with no shingle, or no word at all.
+    write(&root.join("bare/one-word.txt"), "hello");
+    write(&root.join("bare/punctuation.txt"), "!!! ... ???");
+    write(&root.join("bare/two-words.txt"), "ok then");
+    write(&root.join("bare/empty.txt"), "");
+    let mut inputs = vec!["lists/site-a.txt", "copies", "chain", "bare"];
+    if heavy {
+        // A bucket of 5,000 near-identical pages (each its own site, so
+        // no template takes their text): every pair is a candidate.
+        let base = words("bucket", 40);
+        for i in 0..5000 {
+            let mut t = base.clone();
+            t[i % 40] = format!("b{i}");
+            write(&root.join(format!("bucket/{i:04}/page.txt")), &t.join(" "));
+        }
+        hub_and_spokes(root, 10_000);
+        inputs.extend(["bucket", "hub"]);
+    }
+    inputs.extend(["lists/site-b.txt", "missing.txt"]);
+    inputs.into_iter().map(String::from).collect()
+}
+
+fn webdup(dir: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir).stdin(Stdio::null());
+    c
+}
+
+/// Waits for every child; kills them all and fails if the watchdog fires.
+fn wait_all(mut children: Vec<Child>, what: &str) -> Vec<Output> {
+    let deadline = Instant::now() + WATCHDOG;
+    loop {
+        let mut done = true;
+        for c in &mut children {
+            if c.try_wait().unwrap().is_none() {
+                done = false;
+            }
+        }
+        if done {
+            break;
+        }
+        if Instant::now() > deadline {
+            for c in &mut children {
+                let _ = c.kill();
+            }
+            panic!("{what}: the watchdog ended a run that took over {} s", WATCHDOG.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    children.into_iter().map(|c| c.wait_with_output().unwrap()).collect()
+}
+
+/// Free loopback ports for `n` processes, as a host file.
+fn host_file(dir: &Path, n: usize) -> PathBuf {
+    let listeners: Vec<std::net::TcpListener> =
+        (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let hosts: Vec<String> =
+        listeners.iter().map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port())).collect();
+    let path = dir.join(format!("hosts-{}.txt", hosts.join("-").replace([':', '.'], "_")));
+    std::fs::write(&path, hosts.join("\n")).unwrap();
+    path
+}
+
+/// Starts `processes` x `threads` of `dcluster` over `work`; process 0
+/// writes `out`. `stall` is given to one process as the fault-injection hook.
+fn start_dcluster(
+    dir: &Path,
+    work: &Path,
+    out: &Path,
+    processes: usize,
+    threads: usize,
+    stall: Option<(usize, &str)>,
+) -> Vec<Child> {
+    let hosts = host_file(dir, processes);
+    (0..processes)
+        .map(|p| {
+            let mut c = webdup(dir);
+            c.args(["dcluster", "--work"]).arg(work);
+            c.args(["-w", &threads.to_string(), "-n", &processes.to_string(), "-p", &p.to_string()]);
+            c.arg("--hostfile").arg(&hosts).args(["-f", "json", "-o"]).arg(out);
+            if let Some((sp, stage)) = stall
+                && sp == p
+            {
+                c.env(webdup_dataflow::job::STALL_ENV, format!("{stage}:{p}"));
+            }
+            c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        })
+        .collect()
+}
+
+fn ingest(dir: &Path, inputs: &[String], work: &Path, tasks: usize) {
+    let children: Vec<Child> = (0..tasks)
+        .map(|t| {
+            webdup(dir)
+                .arg("ingest")
+                .args(inputs)
+                .arg("--work")
+                .arg(work)
+                .args(["--task", &format!("{t}/{tasks}"), "-q"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (t, o) in wait_all(children, "ingest").into_iter().enumerate() {
+        assert!(o.status.success(), "ingest task {t}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+fn single_process(dir: &Path, inputs: &[String]) -> (Vec<u8>, Option<i32>) {
+    let out = dir.join("single.json");
+    let o = webdup(dir).arg("cluster").args(inputs).args(["-q", "-f", "json", "-o"]).arg(&out).output().unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)), "cluster: {}", String::from_utf8_lossy(&o.stderr));
+    (std::fs::read(&out).unwrap(), o.status.code())
+}
+
+/// Runs every layout over one ingest and compares each report with the
+/// single-process one, byte for byte.
+fn layouts_match_single_process(heavy: bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let inputs = corpus(dir, heavy);
+    let (single, code) = single_process(dir, &inputs);
+    let report: serde_json::Value = serde_json::from_slice(&single).unwrap();
+    assert!(report["summary"]["clusters"].as_u64().unwrap() >= 3, "{}", report["summary"]);
+    ingest(dir, &inputs, &dir.join("ingested"), 3);
+    for (processes, threads) in [(1, 1), (1, 2), (2, 1), (3, 1)] {
+        let work = dir.join(format!("work-{processes}x{threads}"));
+        copy_dir(&dir.join("ingested/ingest"), &work.join("ingest"));
+        let out = dir.join(format!("dist-{processes}x{threads}.json"));
+        let children = start_dcluster(dir, &work, &out, processes, threads, None);
+        let outputs = wait_all(children, &format!("{processes}x{threads}"));
+        for (p, o) in outputs.iter().enumerate() {
+            assert_eq!(
+                o.status.code(),
+                if p == 0 { code } else { Some(0) },
+                "{processes}x{threads} process {p}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let dist = std::fs::read(&out).unwrap();
+        assert!(
+            dist == single,
+            "{processes}x{threads}: the report differs from `webdup cluster`'s (see {})",
+            out.display()
+        );
+    }
+    if heavy {
+        // The shapes are what they claim to be.
+        let hub = report["clusters"].as_array().unwrap().iter().find(|c| c["representative"] == "hub/page/page.txt");
+        assert_eq!(hub.map(|c| c["size"].as_u64().unwrap()), Some(10_001));
+        let candidates = report["summary"]["candidate_pairs"].as_u64().unwrap();
+        assert!(candidates >= 5000 * 4999 / 2 + 10_000, "{candidates} candidate pairs");
+    }
+}
+
+#[test]
+fn every_layout_gives_the_single_process_report() {
+    layouts_match_single_process(false);
+}
+
+/// The bucket of 5,000 near-identical pages and the page with 10,000
+/// candidates: minutes of work, so run by `.ci/run` and on demand
+/// (`cargo test --test dataflow -- --ignored`).
+#[test]
+#[ignore = "heavy: run by .ci/run with --include-ignored"]
+fn every_layout_gives_the_single_process_report_on_heavy_shapes() {
+    layouts_match_single_process(true);
+}
+
+fn mtime(path: &Path) -> SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+#[test]
+fn a_process_killed_in_a_stage_costs_that_stage_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let inputs = corpus(dir, false);
+    let (single, code) = single_process(dir, &inputs);
+    let work = dir.join("work");
+    ingest(dir, &inputs, &work, 2);
+    let out = dir.join("dist.json");
+    // Process 1 stops before writing its part of the edges stage.
+    let mut children = start_dcluster(dir, &work, &out, 2, 1, Some((1, "edges")));
+    let flag = work.join("stalled-edges-1");
+    let deadline = Instant::now() + WATCHDOG;
+    while !flag.exists() {
+        assert!(Instant::now() < deadline, "process 1 never reached the edges stage");
+        if let Some(status) = children[1].try_wait().unwrap() {
+            panic!("process 1 ended before the stall: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sketch: Vec<PathBuf> = (0..2).map(|p| work.join(format!("stages/sketch/part-{p:05}-of-00002.done"))).collect();
+    let before: Vec<SystemTime> = sketch.iter().map(|p| mtime(p)).collect();
+    children[1].kill().unwrap(); // SIGKILL
+    children[1].wait().unwrap();
+    // Process 0 loses its peer: it must end (with an error), not hang.
+    let zero = children.remove(0);
+    let outputs = wait_all(vec![zero], "process 0 after its peer was killed");
+    assert!(!outputs[0].status.success(), "process 0 succeeded without its peer");
+    assert!(!out.exists(), "a report was written by a failed run");
+    // Run again: the sketch stage is kept, the rest is done, same bytes.
+    std::thread::sleep(Duration::from_millis(1100));
+    let outputs = wait_all(start_dcluster(dir, &work, &out, 2, 1, None), "rerun");
+    for (p, o) in outputs.iter().enumerate() {
+        assert_eq!(
+            o.status.code(),
+            if p == 0 { code } else { Some(0) },
+            "rerun process {p}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let stderr = String::from_utf8_lossy(&outputs[0].stderr);
+    assert!(stderr.contains("stage sketch: kept from an earlier run"), "{stderr}");
+    assert!(stderr.contains("stage edges: done in"), "{stderr}");
+    let after: Vec<SystemTime> = sketch.iter().map(|p| mtime(p)).collect();
+    assert_eq!(before, after, "finished sketch parts were redone");
+    assert!(std::fs::read(&out).unwrap() == single, "the resumed run's report differs from `webdup cluster`'s");
+    // A third run redoes nothing and still gives the same bytes.
+    let outputs = wait_all(start_dcluster(dir, &work, &out, 2, 1, None), "third run");
+    assert!(String::from_utf8_lossy(&outputs[0].stderr).contains("stage clusters: kept from an earlier run"));
+    assert!(std::fs::read(&out).unwrap() == single);
+}
+
+#[test]
+fn a_task_that_finished_is_not_run_again_and_pages_parquet_has_a_row_per_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let inputs = corpus(dir, false);
+    let work = dir.join("work");
+    ingest(dir, &inputs, &work, 2);
+    let marker = work.join("ingest/task-00001-of-00002.done");
+    let before = mtime(&marker);
+    let o = webdup(dir).arg("ingest").args(&inputs).arg("--work").arg(&work).args(["--task", "1/2"]).output().unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already ingested, skipped"));
+    assert_eq!(mtime(&marker), before);
+    // Other settings against the same work directory: refused, named.
+    let o = webdup(dir).args(["dcluster", "--work"]).arg(&work).args(["--shingle-size", "4", "-q"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("other fingerprint settings"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A missing task is named.
+    std::fs::remove_file(&marker).unwrap();
+    let o = webdup(dir).args(["dcluster", "--work"]).arg(&work).arg("-q").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("tasks 1 of 2 are not finished"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    ingest(dir, &inputs, &work, 2);
+    let o = webdup(dir)
+        .args(["dcluster", "--work"])
+        .arg(&work)
+        .args(["-q", "-f", "json", "-o", "r.json"])
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let rows = webdup_dataflow::files::read_pages(&work.join("pages.parquet")).unwrap();
+    assert_eq!(rows.len() as u64, report["summary"]["documents"].as_u64().unwrap());
+    let clustered = rows.iter().filter(|r| r.cluster.is_some()).count() as u64;
+    assert_eq!(clustered, report["summary"]["clustered_documents"].as_u64().unwrap());
+    let copy = rows.iter().find(|r| r.url.ends_with("copies/c1.txt")).unwrap();
+    assert_eq!((copy.exact, copy.jaccard), (Some(true), Some(1.0)));
+    assert!(copy.representative.as_deref().is_some_and(|r| r.ends_with("copies/c0.txt")));
+    assert!(rows.iter().any(|r| r.url == "missing.txt" && r.error.is_some()));
+}
+
+/// Writes the heavy corpus to `$WEBDUP_DATAFLOW_CORPUS` and prints its
+/// inputs, for profiling: `WEBDUP_DATAFLOW_CORPUS=/tmp/c cargo test --test
+/// dataflow write_the_heavy_corpus -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tool, not a test"]
+fn write_the_heavy_corpus() {
+    let dir = PathBuf::from(std::env::var("WEBDUP_DATAFLOW_CORPUS").expect("WEBDUP_DATAFLOW_CORPUS"));
+    println!("{}", corpus(&dir, true).join(" "));
+}

@@ -65,12 +65,16 @@ read -r s same <<< "$(dist 1x2 1 1 2 "$(nproc)")"; report "dist 1x2" "$s" "$(npr
 read -r one same <<< "$(dist 1core 1 1 1 1)"; report "dist 1 core" "$one" 1; echo "               $same"
 read -r two same <<< "$(dist 2procs 2 2 1 1)"; report "dist 2 procs" "$two" 2; echo "               $same; $(python3 -c "print(f'{$one/$two:.2f}x one process')")"
 
-# The same documents as HTML responses in one WARC.gz (a gzip member per record).
-python3 - "$corpus" "$out/crawl.warc.gz" <<'PY'
+# The same documents as HTML responses in 8 WARC.gz archives (a gzip member
+# per record, as Common Crawl writes them), for the tasks to share.
+mkdir -p "$out/warc"
+python3 - "$corpus" "$out/warc" <<'PY'
 import gzip, os, sys, uuid
 src, dst = sys.argv[1], sys.argv[2]
-with open(dst, "wb") as f:
-    for folder in sorted(os.listdir(src)):
+folders = sorted(os.listdir(src))
+for part in range(8):
+  with open(os.path.join(dst, f"crawl-{part}.warc.gz"), "wb") as f:
+    for folder in folders[part::8]:
         for name in sorted(os.listdir(os.path.join(src, folder))):
             text = open(os.path.join(src, folder, name), encoding="utf-8").read()
             body = f"<html><head><title>{name}</title></head><body><article><p>{text}</p></article></body></html>".encode()
@@ -80,8 +84,8 @@ with open(dst, "wb") as f:
                     f"WARC-Date: 2026-11-26T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n").encode()
             f.write(gzip.compress(head + http + b"\r\n\r\n", compresslevel=6))
 PY
-mb=$(python3 -c "import os; print(os.path.getsize('$out/crawl.warc.gz')/1e6)")
-corpus="$out/crawl.warc.gz"
+mb=$(du -sb "$out/warc" | python3 -c "import sys; print(int(sys.stdin.read().split()[0])/1e6)")
+corpus="$out/warc"
 t0=$(now); "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true; t1=$(now)
 warc_single=$(echo "$t1 - $t0" | bc)
 python3 -c "print(f'WARC.gz {$mb:.0f} MB: cluster     {$warc_single:8.2f} s  {$mb/$warc_single/$(nproc):6.2f} MB/s/core')"

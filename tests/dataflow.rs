@@ -100,6 +100,65 @@ fn hub_and_spokes(root: &Path, spokes: usize) {
     }
 }
 
+/// One WARC record, gzipped on its own as Common Crawl writes them.
+fn warc_record(warc_type: &str, uri: &str, block: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut r = format!(
+        "WARC/1.0\r\nWARC-Type: {warc_type}\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2026-11-26T00:00:00Z\r\n\
+         Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(block);
+    r.extend_from_slice(b"\r\n\r\n");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&r).unwrap();
+    gz.finish().unwrap()
+}
+
+fn http_page(status: &str, headers: &str, body: &str) -> Vec<u8> {
+    format!("HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// Two archives of one site's pages: an article copied across them, a
+/// redirect and a revisit (skipped, counted).
+fn archives(root: &Path) {
+    let article = |seed: &str| -> String {
+        let words: Vec<String> = (0..120).map(|i| format!("{seed}{}", (i * 7919) % 997)).collect();
+        format!(
+            "<html><head><title>{seed}</title></head><body><article><p>{}</p></article></body></html>",
+            words.join(" ")
+        )
+    };
+    let html = "Content-Type: text/html; charset=utf-8\r\n";
+    for (n, name) in ["a", "b"].iter().enumerate() {
+        let mut out = Vec::new();
+        for i in 0..6 {
+            let body = article(&format!("warc{n}p{i}w"));
+            out.extend(warc_record(
+                "response",
+                &format!("https://arch.example/{name}/{i}"),
+                &http_page("200 OK", html, &body),
+            ));
+        }
+        // The same story in both archives.
+        let shared = article("sharedstory");
+        out.extend(warc_record(
+            "response",
+            &format!("https://arch.example/{name}/shared"),
+            &http_page("200 OK", html, &shared),
+        ));
+        out.extend(warc_record(
+            "response",
+            &format!("https://arch.example/{name}/old"),
+            &http_page("301 Moved Permanently", "Location: /new\r\n", ""),
+        ));
+        out.extend(warc_record("revisit", &format!("https://arch.example/{name}/0"), b""));
+        std::fs::create_dir_all(root.join("archives")).unwrap();
+        std::fs::write(root.join(format!("archives/crawl-{name}.warc.gz")), out).unwrap();
+    }
+}
+
 /// Inputs with every shape the distributed job must get right; returns
 /// them as given on the command line.
 fn corpus(root: &Path, heavy: bool) -> Vec<String> {
@@ -148,7 +207,9 @@ fn corpus(root: &Path, heavy: bool) -> Vec<String> {
     write(&root.join("bare/punctuation.txt"), "!!! ... ???");
     write(&root.join("bare/two-words.txt"), "ok then");
     write(&root.join("bare/empty.txt"), "");
-    let mut inputs = vec!["lists/site-a.txt", "copies", "chain", "bare"];
+    archives(root);
+    let mut inputs =
+        vec!["lists/site-a.txt", "copies", "archives/crawl-a.warc.gz", "chain", "bare", "archives/crawl-b.warc.gz"];
     if heavy {
         // A bucket of 5,000 near-identical pages (each its own site, so
         // no template takes their text): every pair is a candidate.
@@ -277,6 +338,13 @@ fn layouts_match_single_process(heavy: bool) {
     let (single, code) = single_process(dir, &inputs);
     let report: serde_json::Value = serde_json::from_slice(&single).unwrap();
     assert!(report["summary"]["clusters"].as_u64().unwrap() >= 3, "{}", report["summary"]);
+    // The archives were read, and their skipped records counted.
+    assert_eq!(report["warc"]["archives"], 2, "{}", report["warc"]);
+    assert_eq!(report["warc"]["skipped"]["revisit"], 2, "{}", report["warc"]);
+    let shared = report["clusters"].as_array().unwrap().iter().any(|c| {
+        c["members"].as_array().unwrap().iter().filter(|m| m["id"].as_str().unwrap().ends_with("/shared")).count() == 2
+    });
+    assert!(shared, "the story copied across archives is not a cluster");
     ingest(dir, &inputs, &dir.join("ingested"), 3);
     for (processes, threads) in [(1, 1), (1, 2), (2, 1), (3, 1)] {
         let work = dir.join(format!("work-{processes}x{threads}"));
@@ -298,13 +366,23 @@ fn layouts_match_single_process(heavy: bool) {
             "{processes}x{threads}: the report differs from `webdup cluster`'s (see {})",
             out.display()
         );
+        // The heavy shapes' stage files run to gigabytes.
+        std::fs::remove_dir_all(&work).unwrap();
     }
     if heavy {
-        // The shapes are what they claim to be.
-        let hub = report["clusters"].as_array().unwrap().iter().find(|c| c["representative"] == "hub/page/page.txt");
-        assert_eq!(hub.map(|c| c["size"].as_u64().unwrap()), Some(10_001));
+        // The shapes are what they claim to be: every pair of the bucket and
+        // every spoke with the hub are candidates (the generator checked
+        // each spoke's bands), and the hub leads the spokes it is close to.
         let candidates = report["summary"]["candidate_pairs"].as_u64().unwrap();
         assert!(candidates >= 5000 * 4999 / 2 + 10_000, "{candidates} candidate pairs");
+        let hub = report["clusters"].as_array().unwrap().iter().find(|c| c["representative"] == "hub/page/page.txt");
+        assert!(hub.is_some_and(|c| c["size"].as_u64().unwrap() > 2), "the hub leads no cluster");
+        let bucket = report["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["members"].as_array().unwrap().iter().any(|m| m["id"] == "bucket/0000/page.txt"));
+        assert_eq!(bucket.map(|c| c["size"].as_u64().unwrap()), Some(5000));
     }
 }
 
@@ -313,11 +391,9 @@ fn every_layout_gives_the_single_process_report() {
     layouts_match_single_process(false);
 }
 
-/// The bucket of 5,000 near-identical pages and the page with 10,000
-/// candidates: minutes of work, so run by `.ci/run` and on demand
-/// (`cargo test --test dataflow -- --ignored`).
+/// The bucket of 5,000 near-identical pages (12.5 million candidate pairs)
+/// and the page with 10,000 candidates, in every layout: about a minute.
 #[test]
-#[ignore = "heavy: run by .ci/run with --include-ignored"]
 fn every_layout_gives_the_single_process_report_on_heavy_shapes() {
     layouts_match_single_process(true);
 }
@@ -424,14 +500,4 @@ fn a_task_that_finished_is_not_run_again_and_pages_parquet_has_a_row_per_page() 
     assert_eq!((copy.exact, copy.jaccard), (Some(true), Some(1.0)));
     assert!(copy.representative.as_deref().is_some_and(|r| r.ends_with("copies/c0.txt")));
     assert!(rows.iter().any(|r| r.url == "missing.txt" && r.error.is_some()));
-}
-
-/// Writes the heavy corpus to `$WEBDUP_DATAFLOW_CORPUS` and prints its
-/// inputs, for profiling: `WEBDUP_DATAFLOW_CORPUS=/tmp/c cargo test --test
-/// dataflow write_the_heavy_corpus -- --ignored --nocapture`.
-#[test]
-#[ignore = "a tool, not a test"]
-fn write_the_heavy_corpus() {
-    let dir = PathBuf::from(std::env::var("WEBDUP_DATAFLOW_CORPUS").expect("WEBDUP_DATAFLOW_CORPUS"));
-    println!("{}", corpus(&dir, true).join(" "));
 }

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::Error;
-use crate::parquet_io::{self as pq, Column};
+use crate::parquet_io::{self as pq, Column, Storage};
 
 /// Format version of the ingest and stage files.
 pub const STAGE_FORMAT_VERSION: u32 = 1;
@@ -65,16 +65,17 @@ pub fn write_ingest(path: &Path, rows: &[IngestRow]) -> Result<(), Error> {
         path,
         "ingest",
         STAGE_FORMAT_VERSION,
+        Storage::Plain,
         vec![
             ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
-            ("id", Column::Str(rows.iter().map(|r| r.id.clone()).collect())),
+            ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
             ("words", Column::OptU64(doc(&|d| Some(d.words)))),
-            ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.to_vec())).collect())),
-            ("shingles", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.clone())).collect())),
-            ("context", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.clone())).collect())),
-            ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.clone())).collect())),
-            ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.clone())).collect())),
-            ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.clone()).collect())),
+            ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.as_slice())).collect())),
+            ("shingles", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
+            ("context", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
+            ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.as_str())).collect())),
+            ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.as_str())).collect())),
+            ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.as_deref()).collect())),
         ],
     )
 }
@@ -83,9 +84,9 @@ pub fn write_ingest(path: &Path, rows: &[IngestRow]) -> Result<(), Error> {
 /// words, errors and fetches only).
 pub fn read_ingest(path: &Path, light: bool) -> Result<Vec<IngestRow>, Error> {
     const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
-    let batches = pq::read(path, "ingest", STAGE_FORMAT_VERSION, light.then_some(LIGHT))?;
     let mut out = Vec::new();
-    for b in &batches {
+    for b in pq::read(path, "ingest", STAGE_FORMAT_VERSION, light.then_some(LIGHT))? {
+        let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
         let ids = pq::strs(b, "id", path)?;
         let words = pq::opt_u64s(b, "words", path)?;
@@ -136,20 +137,22 @@ pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
         path,
         "sketch",
         STAGE_FORMAT_VERSION,
+        Storage::Plain,
         vec![
             ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
-            ("id", Column::Str(rows.iter().map(|r| r.id.clone()).collect())),
+            ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
             ("words", Column::U64(rows.iter().map(|r| r.words).collect())),
-            ("digest", Column::OptBin(rows.iter().map(|r| Some(r.digest.to_vec())).collect())),
-            ("shingles", Column::ListU64(rows.iter().map(|r| Some(r.shingles.clone())).collect())),
-            ("minhash", Column::ListU32(rows.iter().map(|r| Some(r.minhash.clone())).collect())),
+            ("digest", Column::OptBin(rows.iter().map(|r| Some(r.digest.as_slice())).collect())),
+            ("shingles", Column::ListU64(rows.iter().map(|r| Some(r.shingles.as_slice())).collect())),
+            ("minhash", Column::ListU32(rows.iter().map(|r| Some(r.minhash.as_slice())).collect())),
         ],
     )
 }
 
 pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
     let mut out = Vec::new();
-    for b in &pq::read(path, "sketch", STAGE_FORMAT_VERSION, None)? {
+    for b in pq::read(path, "sketch", STAGE_FORMAT_VERSION, None)? {
+        let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
         let ids = pq::strs(b, "id", path)?;
         let words = pq::u64s(b, "words", path)?;
@@ -185,6 +188,7 @@ pub fn write_edges(path: &Path, rows: &[EdgeRow]) -> Result<(), Error> {
         path,
         "edges",
         STAGE_FORMAT_VERSION,
+        Storage::Plain,
         vec![
             ("a", Column::U64(rows.iter().map(|r| r.a).collect())),
             ("b", Column::U64(rows.iter().map(|r| r.b).collect())),
@@ -197,17 +201,13 @@ pub fn write_edges(path: &Path, rows: &[EdgeRow]) -> Result<(), Error> {
 
 pub fn read_edges(path: &Path) -> Result<Vec<EdgeRow>, Error> {
     let mut out = Vec::new();
-    for b in &pq::read(path, "edges", STAGE_FORMAT_VERSION, None)? {
-        let cols: Vec<Vec<u64>> =
-            ["a", "b", "shared", "len_a", "len_b"].iter().map(|c| pq::u64s(b, c, path)).collect::<Result<_, _>>()?;
-        for i in 0..cols[0].len() {
-            out.push(EdgeRow {
-                a: cols[0][i],
-                b: cols[1][i],
-                shared: cols[2][i],
-                len_a: cols[3][i],
-                len_b: cols[4][i],
-            });
+    for b in pq::read(path, "edges", STAGE_FORMAT_VERSION, None)? {
+        let b = &b?;
+        let (a, bs) = (pq::u64s(b, "a", path)?, pq::u64s(b, "b", path)?);
+        let (shared, len_a, len_b) =
+            (pq::u64s(b, "shared", path)?, pq::u64s(b, "len_a", path)?, pq::u64s(b, "len_b", path)?);
+        for i in 0..a.len() {
+            out.push(EdgeRow { a: a[i], b: bs[i], shared: shared[i], len_a: len_a[i], len_b: len_b[i] });
         }
     }
     Ok(out)
@@ -230,6 +230,7 @@ pub fn write_members(path: &Path, rows: &[MemberRow]) -> Result<(), Error> {
         path,
         "clusters",
         STAGE_FORMAT_VERSION,
+        Storage::Plain,
         vec![
             ("label", Column::U64(rows.iter().map(|r| r.label).collect())),
             ("representative", Column::U64(rows.iter().map(|r| r.representative).collect())),
@@ -243,7 +244,8 @@ pub fn write_members(path: &Path, rows: &[MemberRow]) -> Result<(), Error> {
 
 pub fn read_members(path: &Path) -> Result<Vec<MemberRow>, Error> {
     let mut out = Vec::new();
-    for b in &pq::read(path, "clusters", STAGE_FORMAT_VERSION, None)? {
+    for b in pq::read(path, "clusters", STAGE_FORMAT_VERSION, None)? {
+        let b = &b?;
         let labels = pq::u64s(b, "label", path)?;
         let reps = pq::u64s(b, "representative", path)?;
         let keys = pq::u64s(b, "key", path)?;
@@ -283,23 +285,25 @@ pub fn write_pages(path: &Path, rows: &[PageRow]) -> Result<(), Error> {
         path,
         "pages",
         PAGES_FORMAT_VERSION,
+        Storage::Compressed,
         vec![
             ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
-            ("url", Column::Str(rows.iter().map(|r| r.url.clone()).collect())),
+            ("url", Column::Str(rows.iter().map(|r| r.url.as_str()).collect())),
             ("cluster", Column::OptU64(rows.iter().map(|r| r.cluster).collect())),
-            ("representative", Column::OptStr(rows.iter().map(|r| r.representative.clone()).collect())),
+            ("representative", Column::OptStr(rows.iter().map(|r| r.representative.as_deref()).collect())),
             ("jaccard", Column::OptF64(rows.iter().map(|r| r.jaccard).collect())),
             ("containment", Column::OptF64(rows.iter().map(|r| r.containment).collect())),
             ("exact", Column::OptBool(rows.iter().map(|r| r.exact).collect())),
             ("words", Column::OptU64(rows.iter().map(|r| r.words).collect())),
-            ("error", Column::OptStr(rows.iter().map(|r| r.error.clone()).collect())),
+            ("error", Column::OptStr(rows.iter().map(|r| r.error.as_deref()).collect())),
         ],
     )
 }
 
 pub fn read_pages(path: &Path) -> Result<Vec<PageRow>, Error> {
     let mut out = Vec::new();
-    for b in &pq::read(path, "pages", PAGES_FORMAT_VERSION, None)? {
+    for b in pq::read(path, "pages", PAGES_FORMAT_VERSION, None)? {
+        let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
         let urls = pq::strs(b, "url", path)?;
         let clusters = pq::opt_u64s(b, "cluster", path)?;

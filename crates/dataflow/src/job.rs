@@ -687,13 +687,13 @@ struct DigestOf {
     len: u64,
 }
 
-/// A page's key in one band, with its keys in all bands.
+/// A page's key in one band, with its keys in the bands before it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct BandEntry {
     band: u32,
     bkey: u64,
     key: u64,
-    all: Vec<u64>,
+    before: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -766,7 +766,12 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     if let Some(r) = held.get(&k) {
                         let all: Vec<u64> = (0..params.bands).map(|b| band_key(&r.minhash, params, b)).collect();
                         for band in 0..params.bands {
-                            out.push(BandEntry { band: band as u32, bkey: all[band], key: k, all: all.clone() });
+                            out.push(BandEntry {
+                                band: band as u32,
+                                bkey: all[band],
+                                key: k,
+                                before: all[..band].to_vec(),
+                            });
                         }
                     }
                 }
@@ -786,7 +791,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     let band = run[0].band as usize;
                     for (i, a) in run.iter().enumerate() {
                         for b in &run[i + 1..] {
-                            if !(0..band).any(|j| a.all[j] == b.all[j]) {
+                            if !(0..band).any(|j| a.before[j] == b.before[j]) {
                                 out.push((a.key, b.key));
                             }
                         }
@@ -900,6 +905,9 @@ enum ToRepresentative {
     Request(u64, u64),
 }
 
+/// A page's digest and shingles.
+type DigestAndSet = ([u8; 16], Vec<u64>);
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct RepSet {
     key: u64,
@@ -926,7 +934,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let min_size = shared.config.min_cluster_size.max(2);
 
     let assigns: Rc<RefCell<Vec<(u64, u64, u64)>>> = Rc::default();
-    let member_pages: Rc<RefCell<HashMap<u64, ([u8; 16], Vec<u64>)>>> = Rc::default();
+    let member_pages: Rc<RefCell<HashMap<u64, DigestAndSet>>> = Rc::default();
     let scored: Rc<RefCell<Vec<MemberRow>>> = Rc::default();
     let mut edges_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
     let mut degrees_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();

@@ -29,21 +29,30 @@ pub const VERSION_KEY: &str = "webdup.format_version";
 /// Rows per record batch when writing.
 const BATCH_ROWS: usize = 8192;
 
-/// One column to write.
-pub enum Column {
+/// One column to write; lists and strings are borrowed from the rows.
+pub enum Column<'a> {
     U64(Vec<u64>),
     OptU64(Vec<Option<u64>>),
-    Str(Vec<String>),
-    OptStr(Vec<Option<String>>),
-    OptBin(Vec<Option<Vec<u8>>>),
-    ListU64(Vec<Option<Vec<u64>>>),
-    ListU32(Vec<Option<Vec<u32>>>),
+    Str(Vec<&'a str>),
+    OptStr(Vec<Option<&'a str>>),
+    OptBin(Vec<Option<&'a [u8]>>),
+    ListU64(Vec<Option<&'a [u64]>>),
+    ListU32(Vec<Option<&'a [u32]>>),
     Bool(Vec<bool>),
     OptBool(Vec<Option<bool>>),
     OptF64(Vec<Option<f64>>),
 }
 
-impl Column {
+/// How a file is stored: stage files hold hashes, which neither compress
+/// nor repeat, so they are written plain; the page table is for people's
+/// tools and compresses well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    Plain,
+    Compressed,
+}
+
+impl Column<'_> {
     fn data_type(&self) -> DataType {
         match self {
             Column::U64(_) | Column::OptU64(_) => DataType::UInt64,
@@ -80,12 +89,12 @@ impl Column {
         match self {
             Column::U64(v) => Arc::new(UInt64Array::from(v[from..to].to_vec())),
             Column::OptU64(v) => Arc::new(UInt64Array::from(v[from..to].to_vec())),
-            Column::Str(v) => Arc::new(StringArray::from_iter_values(&v[from..to])),
+            Column::Str(v) => Arc::new(StringArray::from_iter_values(v[from..to].iter())),
             Column::OptStr(v) => Arc::new(StringArray::from(v[from..to].to_vec())),
             Column::OptBin(v) => {
                 let mut b = BinaryBuilder::new();
                 for x in &v[from..to] {
-                    b.append_option(x.as_deref());
+                    b.append_option(*x);
                 }
                 Arc::new(b.finish())
             }
@@ -122,15 +131,26 @@ impl Column {
     }
 }
 
-/// Writes `columns` (all of one length) to `path` as Parquet with snappy
-/// compression, through a temporary file renamed into place.
-pub fn write(path: &Path, kind: &str, version: u32, columns: Vec<(&str, Column)>) -> Result<(), Error> {
+/// Writes `columns` (all of one length) to `path` as Parquet, through a
+/// temporary file renamed into place.
+pub fn write(
+    path: &Path,
+    kind: &str,
+    version: u32,
+    storage: Storage,
+    columns: Vec<(&str, Column)>,
+) -> Result<(), Error> {
     let rows = columns.first().map_or(0, |(_, c)| c.len());
     debug_assert!(columns.iter().all(|(_, c)| c.len() == rows), "columns of different lengths");
     let fields: Vec<Field> = columns.iter().map(|(name, c)| Field::new(*name, c.data_type(), c.nullable())).collect();
     let schema = Arc::new(Schema::new(fields));
+    let (compression, dictionary) = match storage {
+        Storage::Plain => (Compression::UNCOMPRESSED, false),
+        Storage::Compressed => (Compression::SNAPPY, true),
+    };
     let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
+        .set_compression(compression)
+        .set_dictionary_enabled(dictionary)
         .set_key_value_metadata(Some(vec![
             KeyValue::new(KIND_KEY.to_string(), kind.to_string()),
             KeyValue::new(VERSION_KEY.to_string(), version.to_string()),
@@ -150,15 +170,21 @@ pub fn write(path: &Path, kind: &str, version: u32, columns: Vec<(&str, Column)>
             break;
         }
     }
-    let file = writer.into_inner().map_err(|e| Error::parquet(path, e))?;
-    file.sync_all().map_err(|e| Error::io(&tmp, e))?;
-    drop(file);
+    // Not synced to disk: the rename makes a killed process leave a whole
+    // file or none, which is what a rerun needs; after a power cut, a part
+    // that does not read is an error naming it (delete it and run again).
+    drop(writer.into_inner().map_err(|e| Error::parquet(path, e))?);
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-/// The record batches of `path`, checked to be a `kind` file of `version`
-/// (only `columns` when given).
-pub fn read(path: &Path, kind: &str, version: u32, columns: Option<&[&str]>) -> Result<Vec<RecordBatch>, Error> {
+/// The record batches of `path`, one at a time, checked to be a `kind` file
+/// of `version` (only `columns` when given).
+pub fn read<'p>(
+    path: &'p Path,
+    kind: &str,
+    version: u32,
+    columns: Option<&[&str]>,
+) -> Result<impl Iterator<Item = Result<RecordBatch, Error>> + 'p, Error> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet(path, e))?;
     let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
@@ -189,7 +215,7 @@ pub fn read(path: &Path, kind: &str, version: u32, columns: Option<&[&str]>) -> 
         None => builder,
     };
     let reader = builder.build().map_err(|e| Error::parquet(path, e))?;
-    reader.map(|b| b.map_err(|e| Error::arrow(path, e))).collect()
+    Ok(reader.map(move |b| b.map_err(|e| Error::arrow(path, e))))
 }
 
 fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T, Error> {
@@ -224,37 +250,47 @@ pub fn bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<bool>, 
 }
 
 pub fn list_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u64>>>, Error> {
-    let list = column::<ListArray>(batch, name, path)?;
-    let mut out = Vec::with_capacity(list.len());
-    for i in 0..list.len() {
-        if list.is_null(i) {
-            out.push(None);
-        } else {
-            let values = list.value(i);
-            let values = values.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| {
-                Error::Format(format!("{}: column {name} does not hold unsigned 64-bit lists", path.display()))
-            })?;
-            out.push(Some(values.values().to_vec()));
-        }
-    }
-    Ok(out)
+    lists::<UInt64Array, u64>(batch, name, path)
 }
 
 pub fn list_u32s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u32>>>, Error> {
+    lists::<UInt32Array, u32>(batch, name, path)
+}
+
+/// A list column's rows, read through its offsets (no array per row).
+fn lists<A, T>(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<T>>>, Error>
+where
+    A: 'static + PrimitiveValues<T>,
+    T: Copy,
+{
     let list = column::<ListArray>(batch, name, path)?;
-    let mut out = Vec::with_capacity(list.len());
-    for i in 0..list.len() {
-        if list.is_null(i) {
-            out.push(None);
-        } else {
-            let values = list.value(i);
-            let values = values.as_any().downcast_ref::<UInt32Array>().ok_or_else(|| {
-                Error::Format(format!("{}: column {name} does not hold unsigned 32-bit lists", path.display()))
-            })?;
-            out.push(Some(values.values().to_vec()));
-        }
+    let values = list
+        .values()
+        .as_any()
+        .downcast_ref::<A>()
+        .ok_or_else(|| Error::Format(format!("{}: column {name} holds lists of another type", path.display())))?
+        .slice_values();
+    let offsets = list.value_offsets();
+    Ok((0..list.len())
+        .map(|i| (!list.is_null(i)).then(|| values[offsets[i] as usize..offsets[i + 1] as usize].to_vec()))
+        .collect())
+}
+
+/// The values of a primitive array.
+trait PrimitiveValues<T> {
+    fn slice_values(&self) -> &[T];
+}
+
+impl PrimitiveValues<u64> for UInt64Array {
+    fn slice_values(&self) -> &[u64] {
+        self.values()
     }
-    Ok(out)
+}
+
+impl PrimitiveValues<u32> for UInt32Array {
+    fn slice_values(&self) -> &[u32] {
+        self.values()
+    }
 }
 
 pub fn opt_f64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<f64>>, Error> {

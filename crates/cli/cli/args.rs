@@ -29,8 +29,9 @@ pub enum Command {
     ///
     /// INPUT is an http(s) URL, a sitemap (a sitemap.xml URL or file, a
     /// sitemap index followed), an HTML or text file (.html, .htm, .txt, also
-    /// .gz), a directory (walked recursively), a list file (one path or URL a
-    /// line), or - for a list on standard input.
+    /// .gz), a web archive (.warc, .warc.gz), a directory (walked
+    /// recursively), a list file (one path or URL a line), or - for a list
+    /// on standard input.
     Cluster {
         #[arg(required = true, value_name = "INPUT")]
         inputs: Vec<String>,

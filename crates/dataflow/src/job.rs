@@ -145,8 +145,7 @@ pub fn read_hosts(path: &Path) -> Result<Vec<String>, Error> {
 pub struct Outcome {
     /// The report, on process 0 only.
     pub report: Option<ClusterReport>,
-    /// The light corpus the report was made from (process 0): what exit
-    /// codes and summaries read.
+    /// Documents that could not be fingerprinted (the exit code's business).
     pub failed: usize,
     /// Each stage and, when this run computed it, how long this process's
     /// first worker took (`None`: its parts were complete from an earlier run).

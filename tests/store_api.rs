@@ -423,3 +423,64 @@ fn a_batch_past_the_threshold_merges_the_pending_keys() {
     let probe = page(17).fingerprint.unwrap();
     assert_eq!(index.check(&probe).unwrap().exact[0].url, "https://a.test/17");
 }
+
+#[test]
+fn check_and_insert_tells_exactly_one_of_racing_near_copies_that_it_is_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    // Two handles on one file, as two crawler processes would hold.
+    let handles = [
+        Arc::new(Index::open(dir.path().join("i.db"), &config).unwrap()),
+        Arc::new(Index::open(dir.path().join("i.db"), &config).unwrap()),
+    ];
+    let fp = Arc::new(Fingerprinter::new(&config));
+    let groups = texts(12, 31);
+    // Every group arrives as four pages at once: the text, an exact copy
+    // and two near copies, from eight threads over the two handles.
+    let mut work = Vec::new();
+    for (g, text) in groups.iter().enumerate() {
+        for (v, body) in [text.clone(), text.clone(), edited(text, 70), edited(text, 90)].into_iter().enumerate() {
+            work.push((g, format!("https://g{g}.test/{v}"), body));
+        }
+    }
+    let work = Arc::new(std::sync::Mutex::new(work));
+    let barrier = Arc::new(std::sync::Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (index, fp, work, barrier) = (handles[t % 2].clone(), fp.clone(), work.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut new = Vec::new();
+                loop {
+                    let Some((g, url, body)) = work.lock().unwrap().pop() else { break };
+                    let page = Page::new("c", &url, fingerprint(&fp, &url, &body));
+                    let (result, id) = index.check_and_insert(&page).unwrap();
+                    assert!(id > 0);
+                    if !result.seen() {
+                        new.push(g);
+                    }
+                }
+                new
+            })
+        })
+        .collect();
+    let mut new: Vec<usize> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    new.sort();
+    assert_eq!(new, (0..groups.len()).collect::<Vec<_>>(), "exactly one new page per group");
+    assert_eq!(handles[0].stats().unwrap().pages, 48);
+
+    // A batch: each page is checked against the ones before it too.
+    let text = &texts(1, 77)[0];
+    let batch: Vec<Page> = [text.clone(), edited(text, 80), text.clone()]
+        .iter()
+        .enumerate()
+        .map(|(i, body)| Page::new("c", format!("https://batch.test/{i}"), fingerprint(&fp, "x", body)))
+        .collect();
+    let results = handles[1].check_and_insert_batch(&batch).unwrap();
+    assert!(!results[0].0.seen());
+    assert_eq!(results[1].0.near[0].url, "https://batch.test/0", "{:?}", results[1].0);
+    assert_eq!(results[2].0.exact[0].url, "https://batch.test/0");
+    assert_eq!(results[2].0.near[0].url, "https://batch.test/1");
+    // And a plain check sees them afterwards, from the other handle.
+    assert_eq!(handles[0].check(batch[0].fingerprint.as_ref().unwrap()).unwrap().exact.len(), 2);
+}

@@ -413,6 +413,11 @@ pub struct Stats {
     pub crawls: Vec<CrawlStats>,
 }
 
+/// Band keys of the pages a [`Index::check_and_insert_batch`] inserted so
+/// far, which are in no committed row yet: (band, key) to page ids.
+#[derive(Default)]
+struct BatchKeys(std::collections::HashMap<(usize, u64), Vec<i64>>);
+
 /// A persistent fingerprint index in one SQLite file.
 pub struct Index {
     path: PathBuf,
@@ -966,6 +971,80 @@ impl Index {
     /// at least the index threshold. Candidates come from the LSH band
     /// table; each is verified on the stored shingles.
     pub fn check(&self, fp: &Fingerprint) -> Result<CheckResult> {
+        self.fits(fp)?;
+        self.with_reader(|conn| {
+            // One snapshot for the pending keys and the band table: a merge
+            // committed between the two reads would hide its pages from both.
+            let conn = &*conn.unchecked_transaction()?;
+            let pending = {
+                let mut shared = lock(&self.pending);
+                let own = shared.refresh(conn, self.params.bands)?;
+                self.pending_candidates(fp, own.as_ref().unwrap_or(&shared), &BatchKeys::default())
+            };
+            self.lookup(conn, fp, pending)
+        })
+    }
+
+    /// Checks `page` and inserts it, atomically: no other insert, from this
+    /// process or another, comes between the check and the insert. Of two
+    /// near copies given to `check_and_insert` at the same time, exactly one
+    /// hears that it is new; the other is told about the first. The page is
+    /// inserted either way (the index records what the crawler saw); the
+    /// result is what the index held before it. A page without content
+    /// (see [`Page::failed`]) is inserted and checks as new.
+    pub fn check_and_insert(&self, page: &Page) -> Result<(CheckResult, i64)> {
+        Ok(self.check_and_insert_batch(std::slice::from_ref(page))?.remove(0))
+    }
+
+    /// [`Index::check_and_insert`] for several pages in one transaction:
+    /// each page is checked against the index and against the pages before
+    /// it in `pages`, then inserted. All or none are stored.
+    pub fn check_and_insert_batch(&self, pages: &[Page]) -> Result<Vec<(CheckResult, i64)>> {
+        self.check_writable()?;
+        for page in pages {
+            page.check()?;
+            if let Some(fp) = &page.fingerprint {
+                self.fits(fp)?;
+            }
+        }
+        let mut conn = lock(&self.writer);
+        let tx = write_transaction(&mut conn)?;
+        // The shared pending keys are brought up to date before this
+        // transaction writes anything, so they never hold uncommitted rows;
+        // the batch's own pages are looked up in `batch`.
+        let own = lock(&self.pending).refresh(&tx, self.params.bands)?;
+        let mut batch = BatchKeys::default();
+        let mut deletions = bands::Deletions::default();
+        let mut out = Vec::with_capacity(pages.len());
+        for page in pages {
+            let result = match &page.fingerprint {
+                Some(fp) => {
+                    // No merge can run while this transaction holds the write
+                    // lock, so the shared keys stay those of its start.
+                    let pending = {
+                        let shared = lock(&self.pending);
+                        self.pending_candidates(fp, own.as_ref().unwrap_or(&shared), &batch)
+                    };
+                    self.lookup(&tx, fp, pending)?
+                }
+                None => CheckResult::default(),
+            };
+            let id = self.insert_in(&tx, page, &mut deletions)?;
+            if let Some(fp) = &page.fingerprint {
+                for (band, key) in self.band_keys(&fp.minhash).enumerate() {
+                    batch.0.entry((band, key)).or_default().push(id);
+                }
+            }
+            out.push((result, id));
+        }
+        deletions.run(&tx)?;
+        bands::merge_if_due(&tx, self.params.bands)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Refuses a fingerprint whose signature is shorter than the bands use.
+    fn fits(&self, fp: &Fingerprint) -> Result<()> {
         if fp.minhash.len() < self.params.used_rows() {
             return Err(Error::Fingerprint {
                 id: fp.id.clone(),
@@ -976,36 +1055,39 @@ impl Index {
                 ),
             });
         }
-        self.with_reader(|conn| {
-            // One snapshot for the pending keys and the band table: a merge
-            // committed between the two reads would hide its pages from both.
-            let conn = &*conn.unchecked_transaction()?;
-            let mut result = CheckResult::default();
-            let exact_ids = exact_matches(conn, fp, &mut result)?;
-            let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
-            let mut candidates = BTreeSet::new();
-            {
-                let mut pending = lock(&self.pending);
-                let own = pending.refresh(conn, self.params.bands)?;
-                let pending = own.as_ref().unwrap_or(&pending);
-                for (band, &key) in keys.iter().enumerate() {
-                    candidates.extend(pending.pages(band, key));
+        Ok(())
+    }
+
+    /// Pages sharing a band key with `fp` among the pending keys and `batch`.
+    fn pending_candidates(&self, fp: &Fingerprint, pending: &bands::PendingKeys, batch: &BatchKeys) -> BTreeSet<i64> {
+        let mut candidates = BTreeSet::new();
+        for (band, key) in self.band_keys(&fp.minhash).enumerate() {
+            candidates.extend(pending.pages(band, key));
+            candidates.extend(batch.0.get(&(band, key)).into_iter().flatten().copied());
+        }
+        candidates
+    }
+
+    /// The check itself, on `conn`'s view: exact copies by digest, then the
+    /// LSH candidates (`candidates`, from the pending keys, and the band
+    /// table's), each verified on its stored shingles.
+    fn lookup(&self, conn: &Connection, fp: &Fingerprint, mut candidates: BTreeSet<i64>) -> Result<CheckResult> {
+        let mut result = CheckResult::default();
+        let exact_ids = exact_matches(conn, fp, &mut result)?;
+        let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
+        {
+            let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
+            for (band, &key) in keys.iter().enumerate() {
+                for id in stmt.query_map(params![band as i64, key as i64], |r| r.get::<_, i64>(0))? {
+                    candidates.insert(id?);
                 }
             }
-            {
-                let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
-                for (band, &key) in keys.iter().enumerate() {
-                    for id in stmt.query_map(params![band as i64, key as i64], |r| r.get::<_, i64>(0))? {
-                        candidates.insert(id?);
-                    }
-                }
-            }
-            result.candidates = candidates.len();
-            let threshold = self.settings.threshold;
-            let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
-            result.near = verify_candidates(conn, fp, candidates, |o| o.jaccard() >= threshold, |m| m.jaccard)?;
-            Ok(result)
-        })
+        }
+        result.candidates = candidates.len();
+        let threshold = self.settings.threshold;
+        let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
+        result.near = verify_candidates(conn, fp, candidates, |o| o.jaccard() >= threshold, |m| m.jaccard)?;
+        Ok(result)
     }
 
     /// Pages that mostly contain `fp`'s text or are mostly contained in it:

@@ -38,7 +38,7 @@ pub mod report;
 #[cfg(feature = "http")]
 pub mod run;
 pub mod score;
-/// The crawl index (webdup-store), and its HTTP API.
+/// The crawl index (webdup-store), and its HTTP API (feature `serve`).
 ///
 /// ```
 /// use webdup::engine::{Config, Fingerprinter};
@@ -61,7 +61,9 @@ pub mod score;
 #[cfg(feature = "store")]
 pub mod store {
     pub use webdup_store::*;
+    pub mod crawler;
     mod pages;
+    #[cfg(feature = "serve")]
     pub mod serve;
     pub use pages::pages_of;
 

@@ -1,0 +1,255 @@
+//! What a crawler hands the index, page by page or in batches: the page's
+//! URL, its HTML (or text), and what the crawler saw of the exchange. One
+//! entrance for every crawler front end (the HTTP API, the Python package),
+//! so a page is fingerprinted, checked and stored alike whichever way it
+//! came.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use webdup::engine::Config;
+//! use webdup::store::Index;
+//! use webdup::store::crawler::{CrawledPage, Crawler};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let config = Config::default().validate().unwrap();
+//! let index = Arc::new(Index::open(dir.path().join("webdup.db"), &config).unwrap());
+//! let crawler = Crawler::new(index, &config, "monday");
+//! let html = "<html><body><article><p>The river path was restored this spring with new gravel, \
+//!             benches along the bank and lamps every fifty metres.</p></article></body></html>";
+//! let first = crawler.check_and_insert(&CrawledPage::html("https://example.com/a", html)).unwrap();
+//! assert!(first.result.seen() == false);
+//! let again = crawler.check_and_insert(&CrawledPage::html("https://example.com/b", html)).unwrap();
+//! assert_eq!(again.result.exact[0].url, "https://example.com/a");
+//! ```
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::{CheckResult, Error as IndexError, Index, Page};
+use crate::engine::{Config, Fingerprint, Fingerprinter};
+use crate::fetch::Hop;
+use crate::source::{DocKey, Format, RawDocument};
+use webdup_core::page::Exchange;
+
+/// A page as a crawler saw it. Exactly one of `html` and `text` is given.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrawledPage {
+    /// The URL the crawler asked for.
+    pub url: String,
+    pub html: Option<String>,
+    /// Main text, when the crawler extracted it itself.
+    pub text: Option<String>,
+    /// The crawl to record the page in; the [`Crawler`]'s default otherwise.
+    pub crawl: Option<String>,
+    /// The URL that answered, after redirects; relative links in the HTML
+    /// (`rel=canonical`) resolve against it.
+    pub final_url: Option<String>,
+    pub status: Option<u16>,
+    /// The responses before the final one, when the URL redirected.
+    #[serde(default)]
+    pub redirects: Vec<Hop>,
+    /// The target of a `Link: <...>; rel="canonical"` header.
+    pub canonical: Option<String>,
+    /// A title to keep in place of the page's own.
+    pub title: Option<String>,
+}
+
+impl CrawledPage {
+    /// A page given as HTML.
+    pub fn html(url: impl Into<String>, html: impl Into<String>) -> CrawledPage {
+        CrawledPage { url: url.into(), html: Some(html.into()), ..CrawledPage::default() }
+    }
+
+    /// A page given as its main text.
+    pub fn text(url: impl Into<String>, text: impl Into<String>) -> CrawledPage {
+        CrawledPage { url: url.into(), text: Some(text.into()), ..CrawledPage::default() }
+    }
+
+    /// Refuses a page without a URL, or with both or neither of HTML and text.
+    pub fn validate(&self) -> Result<(), PageError> {
+        if self.url.trim().is_empty() {
+            return Err(PageError::Invalid("\"url\" must not be empty".into()));
+        }
+        if self.html.is_some() == self.text.is_some() {
+            return Err(PageError::Invalid(format!("{}: give exactly one of \"html\" and \"text\"", self.url)));
+        }
+        Ok(())
+    }
+}
+
+/// Why a crawled page could not be checked or stored.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// The page as given is not usable (no URL, both HTML and text...).
+    #[error("invalid page: {0}")]
+    Invalid(String),
+    /// Its content gave no fingerprint (too deep, too large, no text...).
+    #[error("{url}: [{kind}] {message}")]
+    Content { url: String, kind: String, message: String },
+    /// The index failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+/// The answer for one page of [`Crawler::check_and_insert`].
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// What the index held before this page.
+    pub result: CheckResult,
+    /// The row id the page was stored under.
+    pub id: i64,
+    /// The crawl it was stored in.
+    pub crawl: String,
+}
+
+/// An index with the fingerprinter its pages are made with.
+pub struct Crawler {
+    index: Arc<Index>,
+    fingerprinter: Fingerprinter,
+    default_crawl: String,
+}
+
+impl Crawler {
+    /// Pages are fingerprinted with `config` (which must match the index's
+    /// settings: open the index with it) and, unless they name one, stored
+    /// in crawl `default_crawl`. They keep their metadata and main text, as
+    /// `index add` stores them.
+    pub fn new(index: Arc<Index>, config: &Config, default_crawl: impl Into<String>) -> Crawler {
+        Crawler {
+            index,
+            fingerprinter: Fingerprinter::new(&Config { keep_pages: true, ..config.clone() }),
+            default_crawl: default_crawl.into(),
+        }
+    }
+
+    pub fn index(&self) -> &Arc<Index> {
+        &self.index
+    }
+
+    /// The crawl pages go to when they name none.
+    pub fn default_crawl(&self) -> &str {
+        &self.default_crawl
+    }
+
+    /// The page's fingerprint: extraction with the page's own metadata (as
+    /// `index add`), its site's template as the index learned it, then the
+    /// sketches.
+    pub fn fingerprint(&self, page: &CrawledPage) -> Result<Fingerprint, PageError> {
+        page.validate()?;
+        let mut fp = match (&page.html, &page.text) {
+            // The page budget (depth, elements, attributes) is checked by
+            // the extractor itself, before any parser runs.
+            (Some(html), _) => self
+                .fingerprinter
+                .fingerprint_unsketched(RawDocument {
+                    id: page.url.clone(),
+                    key: DocKey(0),
+                    format: Format::Html,
+                    body: html.clone(),
+                    url: page.final_url.clone(),
+                })
+                .map_err(|e| PageError::Content {
+                    url: page.url.clone(),
+                    kind: e.kind.to_string(),
+                    message: e.message,
+                })?,
+            (None, Some(text)) => {
+                let mut fp =
+                    self.fingerprinter.shingle_text(page.url.clone(), DocKey(0), text, None, "none").map_err(|e| {
+                        PageError::Content { url: page.url.clone(), kind: "text".into(), message: e.to_string() }
+                    })?;
+                // Stored with the page, for the diff view of `audit --index`.
+                fp.text = Some(text.clone());
+                fp
+            }
+            (None, None) => unreachable!("checked by validate"),
+        };
+        let template = self.index.template_for(&page.url)?;
+        self.fingerprinter.finish_alone(&mut fp, template.as_deref());
+        if page.title.is_some() {
+            fp.title = page.title.clone();
+            if let Some(meta) = &mut fp.meta {
+                meta.title = page.title.clone();
+            }
+        }
+        Ok(fp)
+    }
+
+    /// The row to store for `page`: its fingerprint with what the crawler
+    /// saw of the exchange, merged with the page's own markup by the one
+    /// rule (the page's `<link rel=canonical>` wins over the header).
+    pub fn record(&self, page: &CrawledPage, fingerprint: Fingerprint) -> Page {
+        let exchange = Exchange {
+            final_url: page.final_url.clone(),
+            status: page.status,
+            redirects: page.redirects.clone(),
+            link_canonical: page.canonical.clone(),
+            ..Default::default()
+        };
+        Page::new(self.crawl_of(page), page.url.clone(), fingerprint).with_fetch(exchange)
+    }
+
+    fn crawl_of(&self, page: &CrawledPage) -> String {
+        page.crawl.clone().unwrap_or_else(|| self.default_crawl.clone())
+    }
+
+    /// What the index holds like `page`.
+    pub fn check(&self, page: &CrawledPage) -> Result<CheckResult, PageError> {
+        Ok(self.index.check(&self.fingerprint(page)?)?)
+    }
+
+    /// Stores `page`; returns its row id.
+    pub fn insert(&self, page: &CrawledPage) -> Result<i64, PageError> {
+        let fp = self.fingerprint(page)?;
+        Ok(self.index.insert(&self.record(page, fp))?)
+    }
+
+    /// Checks and stores `page` atomically ([`Index::check_and_insert`]).
+    pub fn check_and_insert(&self, page: &CrawledPage) -> Result<Checked, PageError> {
+        Ok(self.check_and_insert_batch(std::slice::from_ref(page))?.remove(0))
+    }
+
+    /// Fingerprints of `pages`, in order; the first failure, with its
+    /// position, stops the batch.
+    pub fn fingerprint_batch(&self, pages: &[CrawledPage]) -> Result<Vec<Fingerprint>, (usize, PageError)> {
+        pages.iter().enumerate().map(|(i, p)| self.fingerprint(p).map_err(|e| (i, e))).collect()
+    }
+
+    /// [`Crawler::check`] for several pages.
+    pub fn check_batch(&self, pages: &[CrawledPage]) -> Result<Vec<CheckResult>, (usize, PageError)> {
+        let fps = self.fingerprint_batch(pages)?;
+        fps.iter().enumerate().map(|(i, fp)| self.index.check(fp).map_err(|e| (i, e.into()))).collect()
+    }
+
+    /// Stores `pages` in one transaction: all or none.
+    pub fn insert_batch(&self, pages: &[CrawledPage]) -> Result<Vec<i64>, (usize, PageError)> {
+        let rows = self.records(pages)?;
+        self.index.insert_batch(&rows).map_err(|e| (0, e.into()))
+    }
+
+    /// Checks and stores `pages` in one transaction, each checked against
+    /// the index and the pages before it ([`Index::check_and_insert_batch`]).
+    pub fn check_and_insert_batch(&self, pages: &[CrawledPage]) -> Result<Vec<Checked>, (usize, PageError)> {
+        let rows = self.records(pages)?;
+        let results = self.index.check_and_insert_batch(&rows).map_err(|e| (0, e.into()))?;
+        Ok(results
+            .into_iter()
+            .zip(rows)
+            .map(|((result, id), row)| Checked { result, id, crawl: row.record.crawl })
+            .collect())
+    }
+
+    fn records(&self, pages: &[CrawledPage]) -> Result<Vec<Page>, (usize, PageError)> {
+        let fps = self.fingerprint_batch(pages)?;
+        Ok(pages.iter().zip(fps).map(|(p, fp)| self.record(p, fp)).collect())
+    }
+}
+
+impl From<(usize, PageError)> for PageError {
+    /// The error alone, for callers of a single page.
+    fn from((_, e): (usize, PageError)) -> PageError {
+        e
+    }
+}

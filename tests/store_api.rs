@@ -439,7 +439,7 @@ fn check_and_insert_tells_exactly_one_of_racing_near_copies_that_it_is_new() {
     // and two near copies, from eight threads over the two handles.
     let mut work = Vec::new();
     for (g, text) in groups.iter().enumerate() {
-        for (v, body) in [text.clone(), text.clone(), edited(text, 70), edited(text, 90)].into_iter().enumerate() {
+        for (v, body) in [text.clone(), text.clone(), edited(text, 150), edited(text, 200)].into_iter().enumerate() {
             work.push((g, format!("https://g{g}.test/{v}"), body));
         }
     }

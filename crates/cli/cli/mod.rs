@@ -20,8 +20,8 @@ use anyhow::{Context, bail};
 use clap::Parser;
 
 use webdup::engine::{self, Corpus};
-use webdup::report::{self, ClusterReport, ComparisonReport, NeighborReport};
-use webdup::run::{Loaded, Run, RunConfig};
+use webdup::report::{self, ComparisonReport, NeighborReport};
+use webdup::run::{Clustered, Loaded, Run, RunConfig};
 use webdup::source::ReadLimits;
 use webdup::template::Templates;
 
@@ -67,15 +67,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(path) = index {
                 return index::cluster(&path, &inputs, &common, &output);
             }
-            let Loaded { mut corpus, fetches, warc } = load_corpus(&inputs, &common, &config)?;
             // One page per final URL: an old URL that redirects to a page of
             // the run is a redirect, not a duplicate of its target.
-            let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
-            let clustering = engine::find_duplicates(&corpus, &config);
-            let mut report = ClusterReport::new(&corpus, &clustering, &config);
-            report.fetches = fetches;
-            report.redirected = redirected;
-            report.warc = warc;
+            let Clustered { corpus, report, .. } =
+                webdup::run::cluster(load_corpus(&inputs, &common, &config)?, &config);
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }

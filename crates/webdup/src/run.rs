@@ -405,3 +405,28 @@ pub fn fold_redirects(corpus: &mut Corpus, fetches: &[FetchRecord]) -> Vec<Redir
     corpus.docs.retain(|_| keep.next().unwrap_or(true));
     folded
 }
+
+/// A run's duplicates, as `webdup cluster` reports them.
+pub struct Clustered {
+    /// The documents, after redirects were folded.
+    pub corpus: Corpus,
+    pub clustering: crate::engine::Clustering,
+    pub report: crate::report::ClusterReport,
+}
+
+/// What `webdup cluster` does with a loaded run: one page per final URL
+/// ([`fold_redirects`]), duplicates found, and the report with the run's
+/// fetches, redirects and web-archive summary.
+pub fn cluster(loaded: Loaded, config: &Config) -> Clustered {
+    let Loaded { mut corpus, fetches, .. } = loaded;
+    let redirected = fold_redirects(&mut corpus, &fetches);
+    let clustering = crate::engine::find_duplicates(&corpus, config);
+    let mut report = crate::report::ClusterReport::new(&corpus, &clustering, config);
+    report.fetches = fetches;
+    report.redirected = redirected;
+    #[cfg(feature = "warc")]
+    {
+        report.warc = loaded.warc;
+    }
+    Clustered { corpus, clustering, report }
+}

@@ -1,0 +1,239 @@
+"""The Python API, on the installed wheel: run by tests/python.rs in a fresh
+venv (python -m unittest discover crates/python/tests).
+
+WEBDUP_BIN names the `webdup` binary, to compare `cluster` with
+`webdup cluster`; the repository root is two folders up.
+"""
+
+import json
+import os
+import random
+import subprocess
+import tempfile
+import threading
+import unittest
+from pathlib import Path
+
+import pyarrow as pa
+
+import webdup
+
+ROOT = Path(__file__).resolve().parents[3]
+WORDS = (
+    "river path bench gravel lamp bridge council summer winter garden school market harbour "
+    "village train station museum library festival concert weather storm flood repair budget "
+    "meeting resident volunteer teacher student doctor nurse farmer baker painter writer"
+).split()
+
+
+def article(seed: int, words: int = 300) -> str:
+    r = random.Random(seed)
+    return " ".join(r.choice(WORDS) + str(r.randint(0, 40)) for _ in range(words))
+
+
+def edited(text: str, every: int) -> str:
+    return " ".join("zzzedit" if i % every == 0 else w for i, w in enumerate(text.split(" ")))
+
+
+def page(title: str, body: str) -> str:
+    paragraphs = "".join(f"<p>{' '.join(body.split()[i:i + 60])}</p>" for i in range(0, len(body.split()), 60))
+    return (
+        f"<html><head><title>{title}</title></head><body>"
+        f"<nav><a href='/'>Home</a> <a href='/news'>News</a></nav>"
+        f"<article><h1>{title}</h1>{paragraphs}</article>"
+        f"<footer>Copyright the town council</footer></body></html>"
+    )
+
+
+class IndexTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "crawl.db")
+
+    def tearDown(self) -> None:
+        self.dir.cleanup()
+
+    def test_check_insert_and_check_and_insert(self) -> None:
+        index = webdup.Index(self.path, crawl="monday")
+        text = article(1)
+        self.assertFalse(index.check("https://a.test/1", html=page("One", text)).seen)
+        row = index.insert("https://a.test/1", html=page("One", text), status=200,
+                           redirects=[("https://a.test/old", 301)], final_url="https://a.test/1")
+        self.assertIsInstance(row, int)
+
+        same = index.check("https://b.test/copy", html=page("One", text))
+        self.assertTrue(same.seen)
+        self.assertEqual([m.url for m in same.exact], ["https://a.test/1"])
+        self.assertEqual(same.exact[0].crawl, "monday")
+
+        near = index.check_and_insert("https://b.test/near", html=page("One", edited(text, 80)))
+        self.assertFalse(near.new)
+        self.assertEqual(near.near[0].url, "https://a.test/1")
+        self.assertGreaterEqual(near.near[0].jaccard, 0.8)
+        self.assertLess(near.near[0].jaccard, 1.0)
+        self.assertIsNotNone(near.id)
+
+        other = index.check_and_insert("https://c.test/new", text=article(2))
+        self.assertTrue(other.new)
+        self.assertIsNone(other.best)
+
+        stored = index.get("https://a.test/1")
+        self.assertEqual(stored[0]["status"], 200)
+        self.assertEqual(stored[0]["redirects"], [{"url": "https://a.test/old", "status": 301}])
+        stats = index.stats()
+        self.assertEqual(stats["pages"], 3)
+        self.assertEqual(index.remove("https://c.test/new"), 1)
+        self.assertEqual(index.stats()["pages"], 2)
+
+    def test_an_existing_index_opens_with_its_settings_and_refuses_others(self) -> None:
+        webdup.Index(self.path, threshold=0.7, extractor="readability").insert("https://a.test/", text=article(3))
+        self.assertEqual(webdup.Index(self.path).threshold, 0.7)
+        with self.assertRaises(webdup.WebdupError) as e:
+            webdup.Index(self.path, threshold=0.9)
+        self.assertIn("threshold", str(e.exception))
+        with self.assertRaises(webdup.WebdupError) as e:
+            webdup.Index(self.path, extractor="blocks")
+        self.assertIn("extractor", str(e.exception))
+        # Given as it was built with, it opens.
+        self.assertEqual(webdup.Index(self.path, threshold=0.7, extractor="readability").threshold, 0.7)
+
+    def test_bad_pages_are_refused_with_a_reason(self) -> None:
+        index = webdup.Index(self.path)
+        with self.assertRaises(ValueError):
+            index.check("https://a.test/")
+        with self.assertRaises(ValueError):
+            index.check("https://a.test/", html="<p>x</p>", text="x")
+        with self.assertRaises(ValueError) as e:
+            index.check_and_insert_batch([{"url": "https://a.test/1", "text": "x"}, {"url": "https://a.test/2"}])
+        self.assertIn("page 1", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            index.check_batch([{"url": "https://a.test/", "body": "x"}])
+        self.assertIn("body", str(e.exception))
+        with self.assertRaises(ValueError):
+            webdup.Index(self.path, extractor="nonsense")
+        # Nothing of the refused batch was stored.
+        self.assertEqual(index.stats()["pages"], 0)
+
+    def test_racing_near_copies_give_exactly_one_new_page_per_group(self) -> None:
+        index = webdup.Index(self.path)
+        groups = 12
+        work = []
+        for g in range(groups):
+            text = article(100 + g)
+            for v, body in enumerate([text, text, edited(text, 150), edited(text, 200)]):
+                work.append((g, f"https://g{g}.test/{v}", page(f"Group {g}", body)))
+        random.Random(5).shuffle(work)
+        lock = threading.Lock()
+        barrier = threading.Barrier(8)
+        new: list[int] = []
+
+        def crawl() -> None:
+            barrier.wait()
+            while True:
+                with lock:
+                    if not work:
+                        return
+                    g, url, html = work.pop()
+                r = index.check_and_insert(url, html=html)
+                if r.new:
+                    with lock:
+                        new.append(g)
+
+        threads = [threading.Thread(target=crawl) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(sorted(new), list(range(groups)))
+        self.assertEqual(index.stats()["pages"], groups * 4)
+
+    def test_a_batch_of_1000_pages_as_an_arrow_table(self) -> None:
+        index = webdup.Index(self.path)
+        urls, htmls, copies = [], [], set()
+        for i in range(1000):
+            if i % 10 == 9:
+                # A copy of the page before it, under another URL.
+                urls.append(f"https://copy.test/{i}")
+                htmls.append(htmls[-1])
+                copies.add(i)
+            else:
+                urls.append(f"https://a.test/{i}")
+                htmls.append(page(f"Page {i}", article(1000 + i, 120)))
+        table = pa.table({"url": urls, "html": htmls})
+        out = index.check_and_insert_batch(table)
+        self.assertIsInstance(out, pa.Table)
+        self.assertEqual(out.num_rows, 1000)
+        self.assertEqual(out.column("url").to_pylist(), urls)
+        new = out.column("new").to_pylist()
+        self.assertEqual({i for i, n in enumerate(new) if not n}, copies)
+        match = out.column("match_url").to_pylist()
+        for i in copies:
+            self.assertEqual(match[i], urls[i - 1])
+        self.assertEqual(index.stats()["pages"], 1000)
+
+        # Checked again as an Arrow batch: every page is now seen, nothing stored.
+        again = index.check_batch(pa.table({"url": [u + "?again" for u in urls], "html": htmls}))
+        self.assertTrue(all(not n for n in again.column("new").to_pylist()))
+        self.assertTrue(all(i is None for i in again.column("id").to_pylist()))
+        # A RecordBatch and a list of dicts answer alike.
+        batch = pa.record_batch({"url": urls[:5], "html": htmls[:5]})
+        listed = index.check_batch([{"url": u, "html": h} for u, h in zip(urls[:5], htmls[:5])])
+        self.assertEqual(index.check_batch(batch).column("match_url").to_pylist(),
+                         [r.best.url for r in listed])
+        with self.assertRaises(ValueError):
+            index.check_batch(pa.table({"url": ["https://a.test/"], "body": ["x"]}))
+
+    def test_insert_batch_is_one_transaction(self) -> None:
+        index = webdup.Index(self.path)
+        ids = index.insert_batch([{"url": f"https://a.test/{i}", "text": article(i)} for i in range(20)])
+        self.assertEqual(len(set(ids)), 20)
+        self.assertEqual(index.stats()["pages"], 20)
+
+
+class LibraryTest(unittest.TestCase):
+    def test_cluster_gives_what_webdup_cluster_gives(self) -> None:
+        example = str(ROOT / "fixtures" / "example")
+        clusters = webdup.cluster([example])
+        cli = subprocess.run(
+            [os.environ["WEBDUP_BIN"], "cluster", example, "-q", "-f", "json"],
+            check=False, capture_output=True, text=True,
+        )
+        self.assertEqual(clusters.to_json(), cli.stdout)
+        self.assertGreater(len(clusters), 0)
+        self.assertEqual(clusters.summary["clusters"], len(clusters.clusters))
+        table = clusters.to_arrow()
+        self.assertEqual(table.num_rows, sum(c["size"] for c in clusters.clusters))
+        self.assertEqual(
+            set(table.column("id").to_pylist()),
+            {m["id"] for c in clusters.clusters for m in c["members"]},
+        )
+
+    def test_cluster_of_pages_given_as_dicts(self) -> None:
+        text = article(7)
+        pages = [
+            {"url": "https://a.test/1", "html": page("One", text)},
+            {"url": "https://b.test/2", "html": page("Two", article(8))},
+            {"url": "https://a.test/1-print", "html": page("One", text)},
+            {"url": "https://c.test/3", "html": page("One again", edited(text, 60))},
+        ]
+        clusters = webdup.cluster(pages)
+        self.assertEqual(len(clusters), 1)
+        members = [m["id"] for m in clusters.clusters[0]["members"]]
+        self.assertEqual(members, ["https://a.test/1", "https://a.test/1-print", "https://c.test/3"])
+
+    def test_compare_and_extract(self) -> None:
+        text = article(9)
+        same = webdup.compare(page("A", text), page("A", text))
+        self.assertTrue(same["exact"])
+        near = webdup.compare(text, edited(text, 40), text=True)
+        self.assertFalse(near["exact"])
+        self.assertGreater(near["jaccard"], 0.5)
+        self.assertLess(near["jaccard"], 1.0)
+        extracted = webdup.extract(page("Title here", text), url="https://a.test/x")
+        self.assertEqual(extracted["title"], "Title here")
+        self.assertNotIn("Copyright", extracted["text"])
+        self.assertIn(text.split()[0], extracted["text"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,99 @@
+//! The Python package as a user gets it: `maturin build` makes the abi3
+//! wheel, a fresh venv installs it beside pyarrow and Scrapy from PyPI, and
+//! the package's tests run there (crates/python/tests: the API, and a real
+//! Scrapy crawl of a site on 127.0.0.1).
+//!
+//! The wheel is built in its own target directory (target/python): this
+//! test runs while `cargo test` holds the workspace's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_webdup");
+
+fn run(what: &str, cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+#[test]
+fn the_wheel_installs_in_a_fresh_venv_and_passes_its_tests() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let venv = tmp.path().join("venv");
+    run("python -m venv", Command::new(python()).args(["-m", "venv"]).arg(&venv));
+    let bin = |name: &str| venv.join("bin").join(name);
+    let requirements = root.join("crates/python/tests/requirements.txt");
+    run(
+        "pip install (the tests' requirements)",
+        Command::new(bin("python")).args(["-m", "pip", "install", "-q", "-r"]).arg(&requirements),
+    );
+    let wheels = tmp.path().join("wheels");
+    run(
+        "maturin build",
+        Command::new(bin("maturin"))
+            .args(["build", "-q", "--profile", "dev", "-m"])
+            .arg(root.join("crates/python/Cargo.toml"))
+            .arg("--out")
+            .arg(&wheels)
+            .env("CARGO_TARGET_DIR", root.join("target/python")),
+    );
+    let wheel = only_wheel(&wheels);
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("webdup-") && name.contains("abi3"), "not an abi3 wheel of webdup: {name}");
+    run("pip install the wheel", Command::new(bin("python")).args(["-m", "pip", "install", "-q"]).arg(&wheel));
+    let site = tmp.path().join("site");
+    crawl_corpus(&root, &site);
+    run(
+        "the package's tests",
+        Command::new(bin("python"))
+            .args(["-m", "unittest", "discover", "-v", "-s"])
+            .arg(root.join("crates/python/tests"))
+            // Not the source tree: the installed wheel is under test.
+            .current_dir(tmp.path())
+            .env("WEBDUP_BIN", BIN)
+            .env("WEBDUP_SITE", &site),
+    );
+}
+
+fn only_wheel(dir: &Path) -> PathBuf {
+    let wheels: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    wheels.into_iter().next().unwrap()
+}
+
+/// The pages of the Scrapy crawl: real articles in real templates, from the
+/// extraction data sets in ../shared/data (webdup::corpus, docs/near-dup-corpus.md),
+/// with exact copies (mirrors), near copies on the same site (revisions),
+/// the same body in another site's template, and thin pages sharing a
+/// template. Syndicated copies (edited, in another template) are left out:
+/// the index answers by one Jaccard threshold, without `cluster`'s
+/// cross-site rule that finds them. `pages/` holds the pages and
+/// `truth.tsv` and `manifest.tsv` their clusters and kinds.
+fn crawl_corpus(root: &Path, out: &Path) {
+    use webdup::corpus::{CorpusConfig, Shares, generate};
+    let config = CorpusConfig {
+        pages: 120,
+        pages_per_template: 4.0,
+        seed: 19,
+        sources_per_dataset: Some(150),
+        shares: Shares { mirror: 0.12, syndicated: 0.0, revision: 0.12, template_sibling: 0.10, thin: 0.20 },
+    };
+    let corpus = generate(&root.join("../shared/data"), &config).expect("the data sets in ../shared/data");
+    std::fs::create_dir_all(out).unwrap();
+    corpus.write(out).unwrap();
+}

@@ -19,7 +19,8 @@ fi
   trafilatura==2.3.1 lxml_html_clean==0.4.6
 wheels=$(mktemp -d)
 trap 'rm -rf "$wheels"' EXIT
-CARGO_TARGET_DIR=$repo/target/python-release "$venv/bin/maturin" build --quiet --release \
+# The workspace target directory: its release build of the dependencies is reused.
+CARGO_TARGET_DIR=$repo/target "$venv/bin/maturin" build --quiet --release \
   -m crates/python/Cargo.toml --out "$wheels"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/webdup-*.whl
 echo "nproc $(nproc), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -75,6 +75,9 @@ impl CrawledPage {
         if self.html.is_some() == self.text.is_some() {
             return Err(PageError::Invalid(format!("{}: give exactly one of \"html\" and \"text\"", self.url)));
         }
+        if self.crawl.as_deref().is_some_and(str::is_empty) {
+            return Err(PageError::Invalid("\"crawl\" must not be empty (leave it out for the default)".into()));
+        }
         Ok(())
     }
 }
@@ -211,10 +214,12 @@ impl Crawler {
         Ok(self.check_and_insert_batch(std::slice::from_ref(page))?.remove(0))
     }
 
-    /// Fingerprints of `pages`, in order; the first failure, with its
-    /// position, stops the batch.
+    /// Fingerprints of `pages`, in order, made in parallel (rayon); the
+    /// first failure in page order, with its position, fails the batch.
     pub fn fingerprint_batch(&self, pages: &[CrawledPage]) -> Result<Vec<Fingerprint>, (usize, PageError)> {
-        pages.iter().enumerate().map(|(i, p)| self.fingerprint(p).map_err(|e| (i, e))).collect()
+        use rayon::prelude::*;
+        let results: Vec<Result<Fingerprint, PageError>> = pages.par_iter().map(|p| self.fingerprint(p)).collect();
+        results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| (i, e))).collect()
     }
 
     /// [`Crawler::check`] for several pages.

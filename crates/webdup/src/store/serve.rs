@@ -22,33 +22,59 @@
 //! [`crate::extract::EXTRACT_STACK`] stacks (extraction recurses over the
 //! DOM), through a bounded queue: a full queue is a 503, and work whose
 //! client went away before it started is skipped.
+//!
+//! Crawler fleets: `POST /v1/check-and-insert` checks and stores a page in
+//! one write transaction ([`Index::check_and_insert`]), so of two crawlers
+//! posting near copies at once exactly one hears that its page is new. The
+//! `/batch` forms take up to [`MAX_BATCH_PAGES`] pages per request, spread
+//! their extraction over the workers, and answer all or nothing: a batch
+//! with a page that cannot be used is refused whole, naming every such page
+//! by its index, and an inserting batch is stored in one transaction.
+//! `GET /metrics` reports requests, latencies, pages checked and inserted,
+//! and the index's size in the Prometheus text format.
 
+// Handlers and their helpers return `Result<_, Response>`, the error being
+// the answer itself: a refusal is made once per request, so its size (an
+// HTTP response is large) costs nothing worth boxing for.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{DefaultBodyLimit, FromRequest, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
 
-use super::{Index, Page};
-use crate::engine::{Config, Fingerprint, Fingerprinter};
+use super::crawler::{CrawledPage, Crawler, PageError};
+use super::{CheckResult, Index, Page, Stats};
+use crate::engine::{Config, Fingerprint};
 use crate::error::Error as ConfigError;
 use crate::extract::EXTRACT_STACK;
-use crate::fetch::Hop;
-use crate::source::{DocKey, Format, RawDocument};
+
+/// Most pages one batch request may hold; a larger batch is refused (413)
+/// before any of its pages is looked at. The body size limit
+/// ([`ServeConfig::max_body_bytes`]) applies to a batch's whole body too.
+pub const MAX_BATCH_PAGES: usize = 1000;
+
+/// The API's description, served at `/openapi.yaml` as it is in the
+/// repository, so that the document and the server cannot disagree.
+const OPENAPI_YAML: &str = include_str!("../../../../openapi.yaml");
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -145,9 +171,17 @@ impl ServeConfig {
 
 struct Service {
     index: Arc<Index>,
-    fingerprinter: Fingerprinter,
+    crawler: Crawler,
     serve: ServeConfig,
     workers: Workers,
+    /// How many worker threads there are: a batch is cut into that many
+    /// chunks.
+    threads: usize,
+    /// The paths the router serves, which label requests in `/metrics`
+    /// (any other path is `other`, so that probes of random paths cannot
+    /// grow the metrics without bound).
+    routes: Vec<&'static str>,
+    metrics: Metrics,
 }
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -179,6 +213,16 @@ impl Workers {
         &self,
         f: impl FnOnce(&dyn Fn() -> bool) -> T + Send + 'static,
     ) -> Result<T, Response> {
+        self.submit(f)?.await.map_err(lost)
+    }
+
+    /// Queues `f` (see [`Workers::run`]) and returns where its result will
+    /// come, so that several jobs can be queued before any is awaited.
+    /// Dropping the receiver cancels the job if it has not started.
+    fn submit<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Fn() -> bool) -> T + Send + 'static,
+    ) -> Result<tokio::sync::oneshot::Receiver<T>, Response> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move || {
             if tx.is_closed() {
@@ -198,8 +242,13 @@ impl Workers {
                 return Err(failure(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"));
             }
         }
-        rx.await.map_err(|_| internal("the request failed unexpectedly; see the server's log"))
+        Ok(rx)
     }
+}
+
+/// A job that ended without an answer: it panicked.
+fn lost(_: tokio::sync::oneshot::error::RecvError) -> Response {
+    internal("the request failed unexpectedly; see the server's log")
 }
 
 fn work(rx: &Mutex<Receiver<Job>>) {
@@ -219,17 +268,33 @@ fn work(rx: &Mutex<Receiver<Job>>) {
 /// when the router and its clones are dropped. Fails when the threads
 /// cannot be started.
 pub fn router(index: Arc<Index>, config: &Config, serve: &ServeConfig) -> std::io::Result<Router> {
+    // Every route but /health is behind the token. The one list also names
+    // the routes for `/metrics`.
+    let protected: Vec<(&'static str, MethodRouter<Arc<Service>>)> = vec![
+        ("/v1/check", post(check)),
+        ("/v1/check/batch", post(check_batch)),
+        ("/v1/check-and-insert", post(check_and_insert)),
+        ("/v1/check-and-insert/batch", post(check_and_insert_batch)),
+        ("/v1/pages", post(insert).get(lookup).delete(remove)),
+        ("/v1/pages/batch", post(insert_batch)),
+        ("/v1/stats", get(stats)),
+        ("/metrics", get(metrics)),
+        ("/openapi.yaml", get(openapi)),
+    ];
+    let threads = serve.worker_threads();
     let service = Arc::new(Service {
-        index,
         // Pages keep their metadata and main text, as `index add` stores them.
-        fingerprinter: Fingerprinter::new(&Config { keep_pages: true, ..config.clone() }),
+        crawler: Crawler::new(index.clone(), config, serve.default_crawl.clone()),
+        index,
         serve: serve.clone(),
-        workers: Workers::start(serve.worker_threads(), serve.queue)?,
+        workers: Workers::start(threads, serve.queue)?,
+        threads,
+        routes: std::iter::once("/health").chain(protected.iter().map(|(path, _)| *path)).collect(),
+        metrics: Metrics::default(),
     });
-    let api = Router::new()
-        .route("/v1/check", post(check))
-        .route("/v1/pages", post(insert).get(lookup).delete(remove))
-        .route("/v1/stats", get(stats))
+    let api = protected
+        .into_iter()
+        .fold(Router::new(), |api, (path, route)| api.route(path, route))
         .route_layer(middleware::from_fn_with_state(service.clone(), authorize));
     Ok(Router::new()
         .route("/health", get(health))
@@ -239,6 +304,9 @@ pub fn router(index: Arc<Index>, config: &Config, serve: &ServeConfig) -> std::i
             failure(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this endpoint; see openapi.yaml")
         })
         .layer(DefaultBodyLimit::max(serve.max_body_bytes))
+        // Outermost, so that every answer is counted: refusals by the token
+        // check, 404s and 413s too.
+        .layer(middleware::from_fn_with_state(service.clone(), observe))
         .with_state(service))
 }
 
@@ -386,22 +454,10 @@ async fn health() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok" }))
 }
 
-/// A page sent for checking or inserting: its URL and either HTML or text.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PageBody {
-    url: String,
-    html: Option<String>,
-    text: Option<String>,
-    crawl: Option<String>,
-    final_url: Option<String>,
-    status: Option<u16>,
-    /// The responses before the final one, when the URL redirected.
-    #[serde(default)]
-    redirects: Vec<Hop>,
-    canonical: Option<String>,
-    title: Option<String>,
-}
+/// A page sent for checking or inserting: its URL and either HTML or text,
+/// with what the crawler saw of the exchange ([`CrawledPage`], the entrance
+/// the Python package shares).
+type PageBody = CrawledPage;
 
 /// The request body, read within [`ServeConfig::body_timeout`] and the
 /// size limit, or the 4xx that says why not.
@@ -423,60 +479,90 @@ impl FromRequest<Arc<Service>> for Body {
     }
 }
 
+fn malformed(e: serde_json::Error) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}"))
+}
+
 fn parse_body(body: Body) -> Result<PageBody, ApiError> {
     let bytes = body.0?;
-    let page: PageBody = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))?;
-    if page.url.trim().is_empty() {
-        return Err(ApiError(StatusCode::BAD_REQUEST, "\"url\" must not be empty".into()));
-    }
-    if page.html.is_some() == page.text.is_some() {
-        return Err(ApiError(StatusCode::BAD_REQUEST, "give exactly one of \"html\" and \"text\"".into()));
-    }
+    let page: PageBody = serde_json::from_slice(&bytes).map_err(malformed)?;
+    page.validate().map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
     Ok(page)
 }
 
-fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
-    let mut fp = match (&body.html, &body.text) {
-        // The same entrance as `index add`: main text and the page's own
-        // metadata (description, h1, robots, canonical). The page budget
-        // (depth, elements, attributes) is checked by the extractor itself,
-        // before any parser runs.
-        (Some(html), _) => s
-            .fingerprinter
-            .fingerprint_unsketched(RawDocument {
-                id: body.url.clone(),
-                key: DocKey(0),
-                format: Format::Html,
-                body: html.clone(),
-                url: body.final_url.clone(),
-            })
-            .map_err(|e| {
-                ApiError(StatusCode::UNPROCESSABLE_ENTITY, format!("{}: [{}] {}", body.url, e.kind, e.message))
-            })?,
-        (None, Some(text)) => {
-            let mut fp = s
-                .fingerprinter
-                .shingle_text(body.url.clone(), DocKey(0), text, None, "none")
-                .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
-            // Stored with the page, for the diff view of `webdup audit --index`.
-            fp.text = Some(text.clone());
-            fp
-        }
-        (None, None) => unreachable!("checked by parse_body"),
-    };
-    // Its site's template, as the index's adds learned it (`index query`
-    // applies it too), then the sketches.
-    let template =
-        s.index.template_for(&body.url).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    s.fingerprinter.finish_alone(&mut fp, template.as_deref());
-    if body.title.is_some() {
-        fp.title = body.title.clone();
-        if let Some(meta) = &mut fp.meta {
-            meta.title = body.title.clone();
+/// A batch request: pages as the single forms take them. They are kept as
+/// JSON values until each is read on its own, so that a bad one is named by
+/// its index rather than by a line and column.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchBody {
+    pages: Vec<serde_json::Value>,
+}
+
+/// A page that makes its batch refused.
+#[derive(Debug, Serialize)]
+struct ItemFailure {
+    /// Its position in the batch's `pages`, from 0.
+    index: usize,
+    url: Option<String>,
+    error: String,
+}
+
+/// The answer to a refused batch: [`ErrorBody`]'s `error`, and every page
+/// that made it refused, so that a crawler can drop or fix them all and
+/// send the rest again in one more request.
+#[derive(Serialize)]
+struct BatchRefusal {
+    error: String,
+    failures: Vec<ItemFailure>,
+}
+
+fn refuse_batch(status: StatusCode, pages: usize, failures: Vec<ItemFailure>) -> Response {
+    let first = &failures[0];
+    let error = format!(
+        "{} of the batch's {pages} pages cannot be used (the first, pages[{}]: {}); the batch was refused whole \
+         and nothing was stored: drop or fix the pages listed in \"failures\" and send it again",
+        failures.len(),
+        first.index,
+        first.error
+    );
+    (status, Json(BatchRefusal { error, failures })).into_response()
+}
+
+/// Reads a batch: its pages, or the 4xx that refuses it (413 over
+/// [`MAX_BATCH_PAGES`], 400 naming every malformed page).
+fn parse_batch(body: Body) -> Result<Vec<PageBody>, Response> {
+    let bytes = body.0.map_err(IntoResponse::into_response)?;
+    let batch: BatchBody = serde_json::from_slice(&bytes).map_err(|e| malformed(e).into_response())?;
+    let total = batch.pages.len();
+    if total > MAX_BATCH_PAGES {
+        return Err(failure(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a batch holds at most {MAX_BATCH_PAGES} pages and this one has {total}; split it"),
+        ));
+    }
+    let mut pages = Vec::with_capacity(total);
+    let mut failures = Vec::new();
+    for (index, value) in batch.pages.into_iter().enumerate() {
+        let url = value.get("url").and_then(serde_json::Value::as_str).map(str::to_owned);
+        let page = serde_json::from_value::<PageBody>(value).map_err(|e| e.to_string());
+        match page.and_then(|p| p.validate().map_err(|e| e.to_string()).map(|()| p)) {
+            Ok(p) => pages.push(p),
+            Err(error) => failures.push(ItemFailure { index, url, error }),
         }
     }
-    Ok(fp)
+    if !failures.is_empty() {
+        return Err(refuse_batch(StatusCode::BAD_REQUEST, total, failures));
+    }
+    Ok(pages)
+}
+
+fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
+    s.crawler.fingerprint(body).map_err(|e| match e {
+        PageError::Invalid(m) => ApiError(StatusCode::BAD_REQUEST, m),
+        PageError::Content { .. } => ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
+        PageError::Index(e) => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    })
 }
 
 /// Parses a page body, fingerprints it on a worker and hands both to `f`
@@ -507,16 +593,147 @@ async fn blocking(s: Arc<Service>, f: impl FnOnce(&Service) -> Response + Send +
     s.workers.run(move |_| f(&service)).await.unwrap_or_else(|r| r)
 }
 
+/// What became of a batch's pages on one worker: `each`'s answers, in
+/// order, unless some pages could not be fingerprinted.
+struct Chunk<T> {
+    done: Vec<T>,
+    failures: Vec<ItemFailure>,
+}
+
+/// Fingerprints `pages` (those of a batch from `first` on) and hands each
+/// with its fingerprint to `each`, on a worker. A page that cannot be
+/// fingerprinted is a failure of the batch; a server failure (or the
+/// client leaving) ends the chunk.
+fn fingerprint_chunk<T>(
+    s: &Service,
+    first: usize,
+    pages: &[PageBody],
+    connected: &dyn Fn() -> bool,
+    each: impl Fn(&Service, &PageBody, Fingerprint) -> Result<T, Response>,
+) -> Result<Chunk<T>, Response> {
+    let mut chunk = Chunk { done: Vec::with_capacity(pages.len()), failures: Vec::new() };
+    for (i, body) in pages.iter().enumerate() {
+        if !connected() {
+            return Err(failure(StatusCode::REQUEST_TIMEOUT, "the client went away"));
+        }
+        match fingerprint(s, body) {
+            Ok(fp) if chunk.failures.is_empty() => chunk.done.push(each(s, body, fp)?),
+            // The batch is refused: the rest is only fingerprinted to name
+            // every page that cannot be, not to check or store it.
+            Ok(_) => {}
+            Err(ApiError(status, error)) if status.is_client_error() => {
+                chunk.failures.push(ItemFailure { index: first + i, url: Some(body.url.clone()), error });
+            }
+            Err(e) => return Err(e.into_response()),
+        }
+    }
+    Ok(chunk)
+}
+
+/// Fingerprints a batch's pages on the workers, one contiguous chunk per
+/// worker thread, and hands each page and its fingerprint to `each` there:
+/// `each`'s answers in page order, or the batch's refusal (422 naming every
+/// page without usable content, or the first server failure).
+async fn fingerprint_batch<T, F>(s: &Arc<Service>, pages: Vec<PageBody>, each: F) -> Result<Vec<T>, Response>
+where
+    T: Send + 'static,
+    F: Fn(&Service, &PageBody, Fingerprint) -> Result<T, Response> + Copy + Send + 'static,
+{
+    let total = pages.len();
+    let chunk_len = total.div_ceil(s.threads.max(1)).max(1);
+    let mut pages = pages.into_iter();
+    let mut queued = Vec::new();
+    let mut first = 0;
+    while first < total {
+        let chunk: Vec<PageBody> = pages.by_ref().take(chunk_len).collect();
+        let service = s.clone();
+        let at = first;
+        first += chunk.len();
+        // All chunks are queued before any is awaited, so they run side by
+        // side; returning early drops the receivers, which cancels the
+        // chunks not yet started.
+        queued.push(s.workers.submit(move |connected| fingerprint_chunk(&service, at, &chunk, connected, each))?);
+    }
+    let mut done = Vec::with_capacity(total);
+    let mut failures = Vec::new();
+    for chunk in queued {
+        let chunk = chunk.await.map_err(lost)??;
+        done.extend(chunk.done);
+        failures.extend(chunk.failures);
+    }
+    if !failures.is_empty() {
+        return Err(refuse_batch(StatusCode::UNPROCESSABLE_ENTITY, total, failures));
+    }
+    Ok(done)
+}
+
+/// The page to store for `body`: its crawl (or the server's default), what
+/// the crawler saw of the exchange, and its fingerprint.
+fn page_of(s: &Service, body: &PageBody, fp: Fingerprint) -> Page {
+    s.crawler.record(body, fp)
+}
+
+/// The answer to a check: the page's URL, whether its content was seen
+/// (exactly or nearly), and the matches.
+#[derive(Serialize)]
+struct Checked {
+    url: String,
+    seen: bool,
+    #[serde(flatten)]
+    result: CheckResult,
+}
+
+impl Checked {
+    fn new(url: String, result: CheckResult) -> Checked {
+        Checked { url, seen: result.seen(), result }
+    }
+}
+
+/// The answer to an insert.
+#[derive(Serialize)]
+struct Inserted {
+    id: i64,
+    url: String,
+    crawl: String,
+}
+
+impl Inserted {
+    fn new(page: &Page, id: i64) -> Inserted {
+        Inserted { id, url: page.record.url.clone(), crawl: page.record.crawl.clone() }
+    }
+}
+
+/// The answer to a check-and-insert: the check (what the index held
+/// before), the stored row, and `new`, the crawler's one question.
+#[derive(Serialize)]
+struct CheckedAndInserted {
+    #[serde(flatten)]
+    checked: Checked,
+    id: i64,
+    crawl: String,
+    new: bool,
+}
+
+impl CheckedAndInserted {
+    fn new(page: &Page, result: CheckResult, id: i64) -> CheckedAndInserted {
+        let checked = Checked::new(page.record.url.clone(), result);
+        CheckedAndInserted { new: !checked.seen, checked, id, crawl: page.record.crawl.clone() }
+    }
+}
+
+/// A batch's answers, in the order of its pages.
+#[derive(Serialize)]
+struct Results<T> {
+    results: Vec<T>,
+}
+
 async fn check(State(s): State<Arc<Service>>, body: Body) -> Response {
     with_fingerprint(s, body, |s, body, fp| match s.index.check(&fp) {
-        Ok(result) => Json(serde_json::json!({
-            "url": body.url,
-            "seen": result.seen(),
-            "exact": result.exact,
-            "near": result.near,
-            "candidates": result.candidates,
-        }))
-        .into_response(),
+        Ok(result) => {
+            let checked = Checked::new(body.url.clone(), result);
+            s.metrics.checked(1, u64::from(checked.seen));
+            Json(checked).into_response()
+        }
         Err(e) => index_failure(e),
     })
     .await
@@ -524,24 +741,81 @@ async fn check(State(s): State<Arc<Service>>, body: Body) -> Response {
 
 async fn insert(State(s): State<Arc<Service>>, body: Body) -> Response {
     with_fingerprint(s, body, |s, body, fp| {
-        let crawl = body.crawl.clone().unwrap_or_else(|| s.serve.default_crawl.clone());
-        // What the crawler saw of the exchange, merged with the page's own
-        // markup by the one rule (the page's <link rel=canonical> wins).
-        let exchange = webdup_core::page::Exchange {
-            final_url: body.final_url.clone(),
-            status: body.status,
-            redirects: body.redirects.clone(),
-            link_canonical: body.canonical.clone(),
-            ..Default::default()
-        };
-        let page = Page::new(crawl.clone(), body.url.clone(), fp).with_fetch(exchange);
+        let page = page_of(s, body, fp);
         match s.index.insert(&page) {
-            Ok(id) => (StatusCode::CREATED, Json(serde_json::json!({ "id": id, "url": body.url, "crawl": crawl })))
-                .into_response(),
+            Ok(id) => {
+                s.metrics.inserted(1);
+                (StatusCode::CREATED, Json(Inserted::new(&page, id))).into_response()
+            }
             Err(e) => index_failure(e),
         }
     })
     .await
+}
+
+async fn check_and_insert(State(s): State<Arc<Service>>, body: Body) -> Response {
+    with_fingerprint(s, body, |s, body, fp| {
+        let page = page_of(s, body, fp);
+        match s.index.check_and_insert(&page) {
+            Ok((result, id)) => {
+                let answer = CheckedAndInserted::new(&page, result, id);
+                s.metrics.checked(1, u64::from(!answer.new));
+                s.metrics.inserted(1);
+                (StatusCode::CREATED, Json(answer)).into_response()
+            }
+            Err(e) => index_failure(e),
+        }
+    })
+    .await
+}
+
+/// Each page checked against the index alone (not against the batch's
+/// other pages: nothing is stored), on the workers that fingerprint it.
+async fn check_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Response, Response> {
+    let pages = parse_batch(body)?;
+    let results = fingerprint_batch(&s, pages, |s, body, fp| match s.index.check(&fp) {
+        Ok(result) => Ok(Checked::new(body.url.clone(), result)),
+        Err(e) => Err(index_failure(e)),
+    })
+    .await?;
+    s.metrics.checked(results.len() as u64, results.iter().filter(|c| c.seen).count() as u64);
+    Ok(Json(Results { results }).into_response())
+}
+
+/// The pages stored in one transaction, once all are fingerprinted.
+async fn insert_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Response, Response> {
+    let pages = parse_batch(body)?;
+    let pages = fingerprint_batch(&s, pages, |s, body, fp| Ok(page_of(s, body, fp))).await?;
+    Ok(blocking(s, move |s| match s.index.insert_batch(&pages) {
+        Ok(ids) => {
+            s.metrics.inserted(pages.len() as u64);
+            let results = pages.iter().zip(ids).map(|(page, id)| Inserted::new(page, id)).collect();
+            (StatusCode::CREATED, Json(Results { results })).into_response()
+        }
+        Err(e) => index_failure(e),
+    })
+    .await)
+}
+
+/// Each page checked against the index and the batch's earlier pages, and
+/// all stored, in one transaction.
+async fn check_and_insert_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Response, Response> {
+    let pages = parse_batch(body)?;
+    let pages = fingerprint_batch(&s, pages, |s, body, fp| Ok(page_of(s, body, fp))).await?;
+    Ok(blocking(s, move |s| match s.index.check_and_insert_batch(&pages) {
+        Ok(checked) => {
+            let results: Vec<CheckedAndInserted> = pages
+                .iter()
+                .zip(checked)
+                .map(|(page, (result, id))| CheckedAndInserted::new(page, result, id))
+                .collect();
+            s.metrics.checked(results.len() as u64, results.iter().filter(|r| !r.new).count() as u64);
+            s.metrics.inserted(results.len() as u64);
+            (StatusCode::CREATED, Json(Results { results })).into_response()
+        }
+        Err(e) => index_failure(e),
+    })
+    .await)
 }
 
 #[derive(Deserialize)]
@@ -586,4 +860,181 @@ async fn stats(State(s): State<Arc<Service>>) -> Response {
         Err(e) => index_failure(e),
     })
     .await
+}
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml"))], OPENAPI_YAML).into_response()
+}
+
+/// Counts and times every answer, labelled by route.
+async fn observe(State(s): State<Arc<Service>>, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let endpoint = s.routes.iter().copied().find(|route| *route == path).unwrap_or("other");
+    let method = method_label(request.method());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    s.metrics.answered(endpoint, method, response.status(), started.elapsed());
+    response
+}
+
+/// A request method as a label: the standard ones, and `other` for any
+/// method a client makes up (each would otherwise be a new series).
+fn method_label(method: &Method) -> &'static str {
+    [Method::GET, Method::HEAD, Method::POST, Method::PUT, Method::DELETE, Method::PATCH, Method::OPTIONS]
+        .iter()
+        .find(|m| *m == method)
+        .map_or("other", Method::as_str)
+}
+
+/// `/metrics`: the counters, and the index's size read now. When the index
+/// cannot be read (or the workers are all busy) the request metrics are
+/// still served, with `webdup_index_up 0` and no index gauges: a scrape
+/// should not fail when the server is under load, which is when it matters.
+async fn metrics(State(s): State<Arc<Service>>) -> Response {
+    let service = s.clone();
+    let stats = s.workers.run(move |_| service.index.stats()).await.ok().and_then(Result::ok);
+    let text = s.metrics.render(stats.as_ref());
+    ([(header::CONTENT_TYPE, HeaderValue::from_static(PROMETHEUS_TEXT))], text).into_response()
+}
+
+/// The content type of the Prometheus text exposition format.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Upper bounds, in seconds, of the request latency histogram's buckets:
+/// from a `/health` answer to a batch of large pages.
+const LATENCY_BUCKETS: [f64; 13] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// What `/metrics` reports, counted since the router started. Labels come
+/// from fixed sets (routes, methods, status codes), so a plain map under a
+/// mutex stays small; the lock is held for an increment or a render.
+#[derive(Default)]
+struct Metrics {
+    requests: Mutex<BTreeMap<(&'static str, &'static str), Answered>>,
+    pages_checked: AtomicU64,
+    pages_seen: AtomicU64,
+    pages_inserted: AtomicU64,
+}
+
+/// The answers of one route to one method.
+#[derive(Default)]
+struct Answered {
+    by_status: BTreeMap<u16, u64>,
+    /// Answers per latency bucket (not cumulative: the exposition sums
+    /// them); slower answers than the last bound are only in `count`.
+    buckets: [u64; LATENCY_BUCKETS.len()],
+    count: u64,
+    seconds: f64,
+}
+
+impl Metrics {
+    fn answered(&self, endpoint: &'static str, method: &'static str, status: StatusCode, took: Duration) {
+        let seconds = took.as_secs_f64();
+        let mut requests = lock(&self.requests);
+        let a = requests.entry((endpoint, method)).or_default();
+        *a.by_status.entry(status.as_u16()).or_default() += 1;
+        if let Some(bucket) = LATENCY_BUCKETS.iter().position(|&le| seconds <= le) {
+            a.buckets[bucket] += 1;
+        }
+        a.count += 1;
+        a.seconds += seconds;
+    }
+
+    /// `pages` were checked, of which `seen` had been seen.
+    fn checked(&self, pages: u64, seen: u64) {
+        self.pages_checked.fetch_add(pages, Ordering::Relaxed);
+        self.pages_seen.fetch_add(seen, Ordering::Relaxed);
+    }
+
+    fn inserted(&self, pages: u64) {
+        self.pages_inserted.fetch_add(pages, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition (format 0.0.4). Label values are
+    /// routes, methods and status codes, none of which needs escaping.
+    fn render(&self, index: Option<&Stats>) -> String {
+        let mut out = String::new();
+        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        };
+        {
+            let requests = lock(&self.requests);
+            family(
+                &mut out,
+                "webdup_http_requests_total",
+                "counter",
+                "Requests answered, by route (other: no such route), method and status.",
+            );
+            for ((endpoint, method), a) in requests.iter() {
+                for (status, n) in &a.by_status {
+                    let _ = writeln!(
+                        out,
+                        "webdup_http_requests_total{{endpoint=\"{endpoint}\",method=\"{method}\",status=\"{status}\"}} {n}"
+                    );
+                }
+            }
+            family(
+                &mut out,
+                "webdup_http_request_duration_seconds",
+                "histogram",
+                "Time from a request's arrival to its answer's headers, by route and method.",
+            );
+            for ((endpoint, method), a) in requests.iter() {
+                let labels = format!("endpoint=\"{endpoint}\",method=\"{method}\"");
+                let mut cumulative = 0;
+                for (le, n) in LATENCY_BUCKETS.iter().zip(a.buckets) {
+                    cumulative += n;
+                    let _ = writeln!(
+                        out,
+                        "webdup_http_request_duration_seconds_bucket{{{labels},le=\"{le}\"}} {cumulative}"
+                    );
+                }
+                let _ =
+                    writeln!(out, "webdup_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", a.count);
+                let _ = writeln!(out, "webdup_http_request_duration_seconds_sum{{{labels}}} {}", a.seconds);
+                let _ = writeln!(out, "webdup_http_request_duration_seconds_count{{{labels}}} {}", a.count);
+            }
+        }
+        let counters = [
+            (
+                "webdup_pages_checked_total",
+                "Pages checked against the index (alone, in batches, or before an insert).",
+                &self.pages_checked,
+            ),
+            (
+                "webdup_pages_seen_total",
+                "Pages checked whose content the index held, exactly or nearly.",
+                &self.pages_seen,
+            ),
+            ("webdup_pages_inserted_total", "Pages stored in the index.", &self.pages_inserted),
+        ];
+        for (name, help, n) in counters {
+            family(&mut out, name, "counter", help);
+            let _ = writeln!(out, "{name} {}", n.load(Ordering::Relaxed));
+        }
+        family(&mut out, "webdup_index_up", "gauge", "1 when the index gauges below could be read for this scrape.");
+        let _ = writeln!(out, "webdup_index_up {}", u8::from(index.is_some()));
+        if let Some(st) = index {
+            let gauges = [
+                ("webdup_index_pages", "Pages in the index, all crawls.", st.pages),
+                ("webdup_index_pages_with_content", "Pages in the index with a fingerprint.", st.with_content),
+                ("webdup_index_distinct_urls", "Distinct URLs in the index.", st.distinct_urls),
+                (
+                    "webdup_index_pending_pages",
+                    "Pages whose band keys are not merged into the band table yet.",
+                    st.pending_pages,
+                ),
+                ("webdup_index_file_bytes", "Size of the index file, in bytes.", st.file_bytes),
+            ];
+            for (name, help, value) in gauges {
+                family(&mut out, name, "gauge", help);
+                let _ = writeln!(out, "{name} {value}");
+            }
+        }
+        out
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere while counting leaves the counts usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -3,15 +3,17 @@
 //! the package's tests run there (crates/python/tests: the API, and a real
 //! Scrapy crawl of a site on 127.0.0.1).
 //!
-//! The wheel is built in its own target directory (target/python): this
-//! test runs while `cargo test` holds the workspace's.
+//! The wheel is built in the workspace's target directory (cargo holds no
+//! lock on it while tests run) with the dev profile, whose dependencies
+//! are optimized as the tests' are (the test profile itself would build the
+//! library as a test harness, not a shared object).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_webdup");
 
-fn run(what: &str, cmd: &mut Command) {
+fn run(what: &str, cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
     assert!(
         out.status.success(),
@@ -20,6 +22,7 @@ fn run(what: &str, cmd: &mut Command) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    out
 }
 
 fn python() -> String {
@@ -45,8 +48,7 @@ fn the_wheel_installs_in_a_fresh_venv_and_passes_its_tests() {
             .args(["build", "-q", "--profile", "dev", "-m"])
             .arg(root.join("crates/python/Cargo.toml"))
             .arg("--out")
-            .arg(&wheels)
-            .env("CARGO_TARGET_DIR", root.join("target/python")),
+            .arg(&wheels),
     );
     let wheel = only_wheel(&wheels);
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
@@ -54,7 +56,7 @@ fn the_wheel_installs_in_a_fresh_venv_and_passes_its_tests() {
     run("pip install the wheel", Command::new(bin("python")).args(["-m", "pip", "install", "-q"]).arg(&wheel));
     let site = tmp.path().join("site");
     crawl_corpus(&root, &site);
-    run(
+    let tests = run(
         "the package's tests",
         Command::new(bin("python"))
             .args(["-m", "unittest", "discover", "-v", "-s"])
@@ -64,6 +66,8 @@ fn the_wheel_installs_in_a_fresh_venv_and_passes_its_tests() {
             .env("WEBDUP_BIN", BIN)
             .env("WEBDUP_SITE", &site),
     );
+    // The tests' report, with the share of the crawl's known duplicates dropped.
+    eprintln!("{}", String::from_utf8_lossy(&tests.stderr));
 }
 
 fn only_wheel(dir: &Path) -> PathBuf {

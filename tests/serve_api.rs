@@ -8,31 +8,11 @@ use std::time::{Duration, Instant};
 mod serve_process;
 
 use serde_json::{Value, json};
-use serve_process::start;
+use serve_process::{call, start};
 use webdup::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: 150, copy_share: 0.0, seed, ..Default::default() })
-}
-
-async fn call(
-    client: &reqwest::Client,
-    method: reqwest::Method,
-    url: &str,
-    body: Option<Value>,
-    token: Option<&str>,
-) -> (u16, Value) {
-    let mut r = client.request(method, url);
-    if let Some(b) = body {
-        r = r.header("content-type", "application/json").body(b.to_string());
-    }
-    if let Some(t) = token {
-        r = r.bearer_auth(t);
-    }
-    let resp = r.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let bytes = resp.bytes().await.unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into())))
 }
 
 #[tokio::test]

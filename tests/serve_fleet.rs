@@ -12,7 +12,7 @@ use std::time::Duration;
 mod serve_process;
 
 use serde_json::{Value, json};
-use serve_process::{request, start};
+use serve_process::{call, request, start};
 use webdup::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, words: usize, seed: u64) -> Vec<String> {
@@ -27,26 +27,6 @@ fn edited(text: &str, at: usize) -> String {
 
 fn html(title: &str, text: &str) -> String {
     format!("<html><head><title>{title}</title></head><body><article><p>{text}</p></article></body></html>")
-}
-
-async fn call(
-    client: &reqwest::Client,
-    method: reqwest::Method,
-    url: &str,
-    body: Option<Value>,
-    token: Option<&str>,
-) -> (u16, Value) {
-    let mut r = client.request(method, url);
-    if let Some(b) = body {
-        r = r.header("content-type", "application/json").body(b.to_string());
-    }
-    if let Some(t) = token {
-        r = r.bearer_auth(t);
-    }
-    let resp = r.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let bytes = resp.bytes().await.unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into())))
 }
 
 async fn stored_pages(c: &reqwest::Client, base: &str, token: Option<&str>) -> u64 {

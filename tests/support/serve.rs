@@ -79,3 +79,25 @@ pub fn read_response(s: &mut TcpStream) -> std::io::Result<(u16, Value)> {
     let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     Ok((status, serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()))))
 }
+
+/// One request with reqwest: its status and its body as JSON (or as a JSON
+/// string when it is not JSON).
+pub async fn call(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (u16, Value) {
+    let mut r = client.request(method, url);
+    if let Some(b) = body {
+        r = r.header("content-type", "application/json").body(b.to_string());
+    }
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let bytes = resp.bytes().await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into())))
+}

@@ -371,6 +371,11 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
         Arc::new(jaccard.finish()),
         Arc::new(containment.finish()),
     ];
+    pyarrow_table(py, schema, columns)
+}
+
+/// One record batch of `columns` as a `pyarrow.Table`.
+fn pyarrow_table(py: Python<'_>, schema: Arc<Schema>, columns: Vec<ArrayRef>) -> PyResult<Py<PyAny>> {
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(error)?;
     let table = Table::try_new(vec![batch], schema).map_err(error)?;
     Ok(table.into_pyarrow(py)?.unbind())
@@ -670,8 +675,7 @@ impl Clusters {
             Arc::new(exact.finish()),
             Arc::new(words.finish()),
         ];
-        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(error)?;
-        Ok(Table::try_new(vec![batch], schema).map_err(error)?.into_pyarrow(py)?.unbind())
+        pyarrow_table(py, schema, columns)
     }
 
     fn __len__(&self) -> usize {

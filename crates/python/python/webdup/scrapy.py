@@ -18,7 +18,13 @@ The downloader middleware does the same check before the spider parses the
 response, and ignores a response whose content was seen: its links are
 then not followed either::
 
-    DOWNLOADER_MIDDLEWARES = {"webdup.scrapy.WebdupDownloaderMiddleware": 950}
+    DOWNLOADER_MIDDLEWARES = {"webdup.scrapy.WebdupDownloaderMiddleware": 570}
+
+Its number must stay below Scrapy's ``HttpCompressionMiddleware`` (590) and
+``MetaRefreshMiddleware`` (580): responses pass the middlewares from the
+highest number down, so only there is the body decompressed and a meta
+refresh already followed. A response still compressed is let through
+unchecked, with a warning.
 
 Use one of the two per index: both record every page they see, so a page
 checked by the middleware would be seen again by the pipeline.
@@ -38,8 +44,11 @@ Settings:
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import logging
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -50,6 +59,9 @@ from twisted.internet.threads import deferToThread
 from . import CheckResult, Index
 
 ACTIONS = ("drop", "tag")
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # One Index per file and process, shared by the pipeline and the middleware
 # of every spider: an Index is safe to share across threads.
@@ -68,6 +80,21 @@ def _index(settings: Any) -> Index:
         if key not in _open:
             _open[key] = Index(path, threshold=threshold, extractor=extractor)
         return _open[key]
+
+
+async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a worker thread, awaited from a Scrapy coroutine.
+
+    Under the asyncio reactor (Scrapy's default) or no reactor, an asyncio
+    loop runs the coroutine: the loop's executor. Under another Twisted
+    reactor, Twisted's thread pool, whose Deferred the coroutine awaits.
+    """
+    call = functools.partial(fn, *args, **kwargs)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return await deferToThread(call)
+    return await loop.run_in_executor(None, call)
 
 
 def describe(result: CheckResult) -> dict[str, Any]:
@@ -132,7 +159,8 @@ class WebdupPipeline:
         if self.crawl is None:
             self.crawl = spider.name
 
-    def process_item(self, item: Any, spider: Any = None) -> Any:
+    async def process_item(self, item: Any, spider: Any = None) -> Any:
+        # A coroutine: Scrapy 2.14 and later deprecate a Deferred returned here.
         adapter = ItemAdapter(item)
         url = adapter.get(self.url_field)
         html = adapter.get(self.html_field)
@@ -142,9 +170,8 @@ class WebdupPipeline:
             return item
         # Off the reactor thread: extraction and SQLite release the GIL, so
         # pages are checked in parallel, and check_and_insert keeps that safe.
-        d = deferToThread(self.index.check_and_insert, url, html=html, text=text, crawl=self.crawl)
-        d.addCallback(self._decide, item, adapter)
-        return d
+        result = await _in_thread(self.index.check_and_insert, url, html=html, text=text, crawl=self.crawl)
+        return self._decide(result, item, adapter)
 
     def _decide(self, result: CheckResult, item: Any, adapter: ItemAdapter) -> Any:
         if self.stats is not None:
@@ -163,6 +190,7 @@ class WebdupDownloaderMiddleware:
         self.index = index
         self.crawl = crawl
         self.stats: Any = None
+        self._warned_encoded = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebdupDownloaderMiddleware":
@@ -181,6 +209,18 @@ class WebdupDownloaderMiddleware:
             return response
         content_type = response.headers.get(b"Content-Type", b"").decode("latin-1").lower()
         if "html" not in content_type:
+            return response
+        if response.headers.get(b"Content-Encoding", b"").strip().lower() not in (b"", b"identity"):
+            # Still compressed: the middleware sits above HttpCompressionMiddleware.
+            if not self._warned_encoded:
+                self._warned_encoded = True
+                logger.warning(
+                    "WebdupDownloaderMiddleware sees compressed responses (%s) and lets them through "
+                    "unchecked: give it a number below 580 in DOWNLOADER_MIDDLEWARES",
+                    response.url,
+                )
+            if self.stats is not None:
+                self.stats.inc_value("webdup/unchecked_encoded")
             return response
         result = self.index.check_and_insert(response.url, html=response.text, status=response.status, crawl=self.crawl)
         request.meta["webdup"] = describe(result)

@@ -1,0 +1,511 @@
+"""A real Scrapy crawl with webdup on, over a site served on 127.0.0.1.
+
+Run by tests/python.rs in a fresh venv beside test_api.py. WEBDUP_SITE
+names a near-duplicate corpus (webdup::corpus, docs/near-dup-corpus.md):
+real article pages recombined with real templates, as ``pages/sNNNN/*.html``
+with ``truth.tsv`` (each page's true cluster and kind). Its kinds:
+
+- ``original``: an article in a site's template;
+- ``mirror``: an original's bytes at another path of the same site;
+- ``revision``: on the same site, a paragraph appended or removed or a few
+  phrases rewritten, and some of the template's link texts changed;
+- ``template_sibling``: the unchanged article in another site's template;
+- ``thin``: 10-40 words of unique text in a template shared by several thin
+  pages; each is a cluster of its own and must never be dropped.
+
+Syndicated copies (edited, in another site's template) are not generated:
+the index answers by one Jaccard threshold, without the cross-site rule of
+``cluster`` that finds them.
+
+The served site (one host; each ``sNNNN`` folder of the corpus is a path
+prefix) adds what a crawler meets beside those pages: a home page linking
+to one listing page per section, each listing its own share of the pages
+(so no two listings look alike), and ``?utm_source=...`` links to some
+originals. The server ignores the query string, so those are exact copies
+under another URL, and Scrapy's duplicate filter, which keeps query strings,
+fetches them as distinct pages; they belong to their page's cluster. Every
+eighth original by id gets one (a fixed choice, not tuned: an exact copy is
+found whatever its text). Pages are sent gzip-compressed when asked, as real
+sites send them.
+
+The spider follows the links of the home and listing pages and makes an
+item (``url``, ``html``) of each article page. The known duplicates come
+from truth.tsv and the URLs served, never from webdup: a true cluster of n
+crawled URLs holds n - 1 duplicates, whichever member the crawl meets
+first. The tests assert, for the pipeline (at 1 and at 16 concurrent
+requests, the same counts), its ``tag`` action and the downloader
+middleware: every article URL crawled once; every duplicate reported names
+a page of its own cluster; no thin page dropped; of byte-identical copies at
+most one kept; and per true cluster whose pages all reach the index's
+threshold with each other (as webdup.compare measures), one page kept and
+the n - 1 others dropped (tagged, ignored). Clusters with a pair below the
+threshold (an article moved to another site's template keeps some of each
+template's text after extraction; two revisions of one article can differ
+more than each differs from it) keep at least one page; the share of known
+duplicates dropped is printed. Each crawl runs in its
+own Python process (Twisted's reactor does not restart) and writes what
+Scrapy's signals (``item_scraped``, ``item_dropped``) and the spider saw to
+a JSON file.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import html
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from collections import Counter, defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import urlsplit
+
+SITE_DIR = os.environ.get("WEBDUP_SITE")
+# An article page's path on the served site; anything else is navigation.
+ARTICLE = re.compile(r"^/s\d+/p\d+\.html$")
+SECTION_SIZE = 12
+UTM_EVERY = 8
+UTM_QUERIES = (
+    "utm_source=newsletter&utm_medium=email&utm_campaign=weekly",
+    "utm_source=twitter&utm_medium=social",
+    "utm_source=partner&utm_medium=referral&utm_content=sidebar",
+)
+# The index's default threshold (the test leaves WEBDUP_THRESHOLD unset).
+THRESHOLD = 0.8
+# A crawl's deadline, in seconds (one takes a few on two cores).
+CRAWL_TIMEOUT = 180
+
+
+class Site:
+    """The corpus as served: pages by path, each URL's true cluster and kind."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, Path] = {}  # served path -> page file
+        self.cluster: dict[str, str] = {}  # article URL path (with query) -> true cluster
+        self.kind: dict[str, str] = {}  # article URL path (with query) -> kind ("utm" for the copies added here)
+        with open(root / "truth.tsv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                page_id = row["id"]  # pages/sNNNN/pNNNNN.html
+                path = "/" + page_id.split("/", 1)[1]
+                assert ARTICLE.match(path), page_id
+                self.files[path] = root / page_id
+                self.cluster[path] = row["cluster"]
+                self.kind[path] = row["kind"]
+        originals = sorted(p for p, k in self.kind.items() if k == "original")
+        for i, path in enumerate(originals[::UTM_EVERY]):
+            variant = f"{path}?{UTM_QUERIES[i % len(UTM_QUERIES)]}"
+            self.cluster[variant] = self.cluster[path]
+            self.kind[variant] = "utm"
+        self.titles = {p: self._title(self.files[p]) for p in self.files}
+        # Sections: the article URLs in a fixed random order, cut in slices.
+        links = sorted(self.cluster)
+        random.Random(19).shuffle(links)
+        self.sections = [links[i:i + SECTION_SIZE] for i in range(0, len(links), SECTION_SIZE)]
+
+    @staticmethod
+    def _title(path: Path) -> str:
+        m = re.search(r"<title[^>]*>(.*?)</title>", path.read_text(encoding="utf-8", errors="replace"), re.S | re.I)
+        return " ".join(html.unescape(m.group(1)).split()) if m else path.name
+
+    def members(self) -> dict[str, list[str]]:
+        """True cluster -> its article URL paths."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for path, cluster in self.cluster.items():
+            out[cluster].append(path)
+        return out
+
+    def home(self) -> bytes:
+        items = "".join(
+            f'<li><a href="/section/{k + 1}.html">Section {k + 1}: {len(s)} stories</a></li>'
+            for k, s in enumerate(self.sections)
+        )
+        return self._page("The archive", f"<h1>The archive</h1><ul>{items}</ul>")
+
+    def listing(self, k: int) -> Optional[bytes]:
+        if not 1 <= k <= len(self.sections):
+            return None
+        items = []
+        for link in self.sections[k - 1]:
+            path = urlsplit(link).path
+            title = html.escape(self.titles[path])
+            items.append(f'<li><a href="{html.escape(link)}">{title}</a> <small>{html.escape(link)}</small></li>')
+        body = f"<h1>Section {k}</h1><p>Stories filed in section {k} of the archive.</p><ul>{''.join(items)}</ul>"
+        return self._page(f"Section {k}", body)
+
+    @staticmethod
+    def _page(title: str, body: str) -> bytes:
+        return (
+            f'<!doctype html><html><head><meta charset="utf-8"><title>{title}</title></head>'
+            f'<body>{body}</body></html>'
+        ).encode()
+
+    def get(self, path: str) -> Optional[bytes]:
+        if path in ("/", "/index.html"):
+            return self.home()
+        m = re.fullmatch(r"/section/(\d+)\.html", path)
+        if m:
+            return self.listing(int(m.group(1)))
+        file = self.files.get(path)
+        return file.read_bytes() if file else None
+
+
+class Server:
+    """The site on 127.0.0.1, an ephemeral port, in a thread; the query string is ignored."""
+
+    def __init__(self, site: Site) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                body = site.get(urlsplit(self.path).path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                # Compressed when asked, as real sites do (Scrapy asks).
+                compressed = "gzip" in self.headers.get("Accept-Encoding", "")
+                if compressed:
+                    body = gzip.compress(body, mtime=0)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                if compressed:
+                    self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+def crawl(base: str, out: Path, concurrency: int, *, action: Optional[str] = None,
+          middleware: Optional[int] = None) -> dict:
+    """Runs one crawl in a fresh Python process (see `_crawl_main`) and returns what it recorded:
+    with the pipeline, or with the downloader middleware at this number."""
+    config = {
+        "start": base + "/",
+        "out": str(out / "result.json"),
+        "index": str(out / "crawl.db"),
+        "concurrency": concurrency,
+        "action": action,
+        "middleware": middleware,
+    }
+    config_path = out / "config.json"
+    config_path.write_text(json.dumps(config))
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--crawl", str(config_path)],
+        capture_output=True, text=True, timeout=CRAWL_TIMEOUT, check=False, cwd=out,
+    )
+    if proc.returncode != 0 or not Path(config["out"]).exists():
+        raise AssertionError(f"the crawl failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    result = json.loads(Path(config["out"]).read_text())
+    result["stderr"] = proc.stderr
+    return result
+
+
+def _crawl_main(config_path: str) -> None:
+    """The crawl, in its own process: a spider following links from the home page."""
+    import warnings
+
+    import scrapy
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.exceptions import IgnoreRequest
+
+    config = json.loads(Path(config_path).read_text())
+    parsed: list[str] = []  # every URL the spider's callback saw
+    kept: list[dict] = []
+    dropped: list[dict] = []
+    ignored: list[dict] = []  # requests a downloader middleware ignored
+    errors: list[str] = []
+
+    class SiteSpider(scrapy.Spider):
+        name = "site"
+
+        def parse(self, response: Any) -> Any:
+            parsed.append(response.url)
+            if ARTICLE.match(urlsplit(response.url).path):
+                # An article: an item, and its template's links are not followed.
+                yield {"url": response.url, "html": response.text}
+            else:
+                yield from response.follow_all(css="a", errback=self.failed)
+
+        def failed(self, failure: Any) -> None:
+            if failure.check(IgnoreRequest):
+                ignored.append({"url": failure.request.url, "reason": str(failure.value)})
+            else:
+                errors.append(f"request failed: {failure.request.url}: {failure.getTraceback()}")
+
+    settings: dict[str, Any] = {
+        "CONCURRENT_REQUESTS": config["concurrency"],
+        "CONCURRENT_REQUESTS_PER_DOMAIN": config["concurrency"],
+        "DOWNLOAD_DELAY": 0,
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "COOKIES_ENABLED": False,
+        "RETRY_ENABLED": False,
+        "LOG_LEVEL": "WARNING",
+        # A drop is logged with its item (the whole page) at WARNING by default.
+        "DEFAULT_DROPITEM_LOG_LEVEL": "DEBUG",
+        "WEBDUP_INDEX": config["index"],
+    }
+    if config["middleware"] is not None:
+        settings["DOWNLOADER_MIDDLEWARES"] = {"webdup.scrapy.WebdupDownloaderMiddleware": config["middleware"]}
+    else:
+        settings["ITEM_PIPELINES"] = {"webdup.scrapy.WebdupPipeline": 300}
+    if config["action"]:
+        settings["WEBDUP_ACTION"] = config["action"]
+
+    def scraped(item: Any, response: Any, spider: Any) -> None:
+        kept.append(dict(item))
+
+    def item_dropped(item: Any, response: Any, exception: BaseException, spider: Any) -> None:
+        dropped.append({"url": item["url"], "reason": str(exception)})
+
+    def item_error(item: Any, response: Any, spider: Any, failure: Any) -> None:
+        errors.append(f"item error on {item.get('url')}: {failure.getTraceback()}")
+
+    def spider_error(failure: Any, response: Any, spider: Any) -> None:
+        errors.append(f"spider error on {response.url}: {failure.getTraceback()}")
+
+    process = CrawlerProcess(settings)
+    # Every warning, recorded (Scrapy's logging setup just took them over).
+    warnings.simplefilter("always")
+    caught: list[str] = []
+    show = warnings.showwarning
+
+    def record(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        caught.append(f"{category.__name__}: {message} ({filename}:{lineno})")
+        show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = record
+    crawler = process.create_crawler(SiteSpider)
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    crawler.signals.connect(item_dropped, signal=signals.item_dropped)
+    crawler.signals.connect(item_error, signal=signals.item_error)
+    crawler.signals.connect(spider_error, signal=signals.spider_error)
+    start = time.monotonic()
+    process.crawl(crawler, start_urls=[config["start"]])
+    process.start()
+    stats = {k: v for k, v in crawler.stats.get_stats().items() if isinstance(v, (int, float, str))}
+    for item in kept:
+        item.pop("html", None)
+    Path(config["out"]).write_text(json.dumps({
+        "parsed": parsed, "kept": kept, "dropped": dropped, "ignored": ignored, "errors": errors, "stats": stats,
+        "warnings": caught, "seconds": time.monotonic() - start,
+    }))
+
+
+def path_of(url: str) -> str:
+    """An article URL's path and query on the served site."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def named_url(reason: str) -> str:
+    """The URL a drop reason names ("exact duplicate of URL", "near duplicate of URL (Jaccard x)")."""
+    m = re.search(r"duplicate of (\S+)", reason)
+    assert m, reason
+    return m.group(1)
+
+
+@unittest.skipUnless(SITE_DIR, "WEBDUP_SITE names no site (tests/python.rs generates one)")
+class ScrapyCrawlTest(unittest.TestCase):
+    site: Site
+    server: Server
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.site = Site(Path(SITE_DIR or "."))
+        cls.server = Server(cls.site)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.close()
+
+    _pairs_ok: dict[str, bool] = {}
+
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def crawl(self, concurrency: int, name: str, **kwargs: Any) -> dict:
+        out = Path(self.dir.name) / name
+        out.mkdir()
+        result = crawl(self.server.base, out, concurrency, **kwargs)
+        self.assertEqual(result["errors"], [], result["stderr"])
+        webdup_warnings = [w for w in result["warnings"] if "webdup" in w.lower()]
+        self.assertEqual(webdup_warnings, [], "webdup's Scrapy classes warn under this Scrapy")
+        return result
+
+    def per_cluster(self, urls: list[str]) -> Counter:
+        return Counter(self.site.cluster[path_of(u)] for u in urls)
+
+    def summary(self, kept: list[str], dropped: list[str]) -> str:
+        by_kind: dict[str, Counter] = defaultdict(Counter)
+        for u in kept:
+            by_kind[self.site.kind[path_of(u)]]["kept"] += 1
+        for u in dropped:
+            by_kind[self.site.kind[path_of(u)]]["dropped"] += 1
+        return ", ".join(f"{k} {c['kept']} kept / {c['dropped']} dropped" for k, c in sorted(by_kind.items()))
+
+    def jaccards(self, cluster: str) -> list[str]:
+        """The exact Jaccard of each pair of a cluster's pages, as webdup's index measures it
+        (webdup.compare: same extractor and shingles). Only to explain a failure."""
+        import itertools
+
+        import webdup
+
+        pages = sorted(p for p in self.site.members()[cluster] if "?" not in p)
+        lines = []
+        for a, b in itertools.combinations(pages, 2):
+            j = webdup.compare(self.site.files[a].read_text(encoding="utf-8"),
+                               self.site.files[b].read_text(encoding="utf-8"))["jaccard"]
+            lines.append(f"      Jaccard {j:.3f}  {self.site.kind[a]} {a} ~ {self.site.kind[b]} {b}")
+        return lines
+
+    def all_pairs_above_threshold(self, cluster: str) -> bool:
+        """True when every two pages of the cluster reach the index's threshold, as the index measures
+        (webdup.compare: the same extractor and shingles). Only then does a first-come check keep
+        exactly one of them whatever the order of arrival; otherwise two pages below the threshold
+        to each other, arriving before the page both are like, are both new."""
+        import itertools
+
+        import webdup
+
+        if cluster not in self._pairs_ok:
+            pages = sorted(p for p in self.site.members()[cluster] if "?" not in p)
+            self._pairs_ok[cluster] = all(
+                webdup.compare(self.site.files[a].read_text(encoding="utf-8"),
+                               self.site.files[b].read_text(encoding="utf-8"))["jaccard"] >= THRESHOLD
+                for a, b in itertools.combinations(pages, 2))
+        return self._pairs_ok[cluster]
+
+    def assert_one_kept_per_cluster(self, kept: list[str], dropped: list[str], reasons: dict[str, str]) -> None:
+        """Every article URL crawled once; no drop naming a page of another cluster; no thin page
+        dropped; at most one page kept of byte-identical copies (the race of the hand-written
+        pipeline: exact copies slipping through); per true cluster whose pages all reach the
+        threshold with each other, 1 kept and n - 1 dropped. The other clusters (the engine
+        measures some of their pairs below the threshold) keep at least one page; how many of
+        their duplicates were dropped is printed, not asserted."""
+        site = self.site
+        self.assertEqual(sorted(path_of(u) for u in kept + dropped), sorted(site.cluster),
+                         "every article URL served, utm copies included, is crawled exactly once")
+        for url, reason in reasons.items():
+            other = named_url(reason)
+            self.assertIn(path_of(other), site.cluster, reason)
+            self.assertEqual(site.cluster[path_of(other)], site.cluster[path_of(url)],
+                             f"{path_of(url)} ({site.kind[path_of(url)]}) dropped as a copy of another cluster's "
+                             f"{path_of(other)} ({site.kind[path_of(other)]}): {reason}")
+        thin_dropped = [path_of(u) for u in dropped if site.kind[path_of(u)] == "thin"]
+        self.assertEqual(thin_dropped, [], "thin pages are clusters of their own")
+        same_bytes = Counter(site.files[path_of(u).split("?")[0]].read_bytes() for u in kept)
+        self.assertEqual([n for n in same_bytes.values() if n > 1], [], "two byte-identical pages both kept")
+        kept_n, dropped_n = self.per_cluster(kept), self.per_cluster(dropped)
+        wrong, missed, known = [], 0, 0
+        for cluster, members in sorted(site.members().items()):
+            known += len(members) - 1
+            missed += kept_n[cluster] - 1
+            self.assertGreaterEqual(kept_n[cluster], 1, f"{cluster}: every page dropped")
+            if kept_n[cluster] == 1 or not self.all_pairs_above_threshold(cluster):
+                continue
+            lines = [f"  {cluster}: {len(members)} URLs, kept {kept_n[cluster]}, dropped {dropped_n[cluster]}"
+                     " (in the order the pipeline answered)"]
+            for u in kept:
+                if site.cluster[path_of(u)] == cluster:
+                    lines.append(f"    kept    {site.kind[path_of(u)]:16} {path_of(u)}")
+            for u in dropped:
+                if site.cluster[path_of(u)] == cluster:
+                    lines.append(f"    dropped {site.kind[path_of(u)]:16} {path_of(u)}: {reasons.get(u)}")
+            wrong.append("\n".join(lines + self.jaccards(cluster)))
+        print(f"\n    dropped {known - missed} of {known} known duplicates; per kind: {self.summary(kept, dropped)}",
+              file=sys.stderr)
+        if wrong:
+            self.fail(f"{len(wrong)} clusters whose pages all reach the threshold not deduplicated to one page "
+                      f"(the index's threshold: Jaccard {THRESHOLD}):\n" + "\n".join(wrong))
+
+    def test_the_pipeline_drops_the_known_duplicates_at_1_and_16_concurrent_requests(self) -> None:
+        counts = {}
+        for concurrency in (1, 16):
+            with self.subTest(concurrency=concurrency):
+                result = self.crawl(concurrency, f"drop-{concurrency}")
+                kept = [i["url"] for i in result["kept"]]
+                reasons = {d["url"]: d["reason"] for d in result["dropped"]}
+                self.assertEqual(len(reasons), len(result["dropped"]))
+                self.assert_one_kept_per_cluster(kept, list(reasons), reasons)
+                stats = result["stats"]
+                self.assertEqual(stats.get("webdup/new"), len(kept))
+                self.assertEqual(stats.get("webdup/duplicate"), len(reasons))
+                counts[concurrency] = (self.per_cluster(kept), self.per_cluster(list(reasons)))
+        if len(counts) == 2:
+            # The clusters whose pages all reach the threshold end alike at 1 and 16.
+            steady = [c for c in self.site.members() if self.all_pairs_above_threshold(c)]
+            self.assertEqual({c: counts[1][0][c] for c in steady}, {c: counts[16][0][c] for c in steady},
+                             "the same counts per cluster at 1 and 16 concurrent requests")
+
+    def test_tag_keeps_every_item_and_says_what_it_duplicates(self) -> None:
+        result = self.crawl(16, "tag", action="tag")
+        self.assertEqual(result["dropped"], [])
+        items = result["kept"]
+        for item in items:
+            self.assertEqual(set(item), {"url", "webdup"}, item["url"])
+            tag = item["webdup"]
+            self.assertEqual(tag["duplicate_of"] is None, tag["new"], item)
+            self.assertIsInstance(tag["id"], int)
+        new = [i["url"] for i in items if i["webdup"]["new"]]
+        duplicates = {i["url"]: f"duplicate of {i['webdup']['duplicate_of']}" for i in items if not i["webdup"]["new"]}
+        self.assert_one_kept_per_cluster(new, list(duplicates), duplicates)
+
+    def test_the_downloader_middleware_keeps_duplicates_from_the_spider(self) -> None:
+        result = self.crawl(16, "middleware", middleware=570)
+        parsed = result["parsed"]
+        articles = [u for u in parsed if ARTICLE.match(urlsplit(u).path)]
+        navigation = sorted(urlsplit(u).path for u in parsed if not ARTICLE.match(urlsplit(u).path))
+        # Navigation pages are checked too, and none looks like another: all are parsed.
+        self.assertEqual(navigation, sorted(["/"] + [f"/section/{k + 1}.html" for k in range(len(self.site.sections))]))
+        self.assertEqual([i["url"] for i in result["kept"]], articles, "the spider made an item of each page it saw")
+        ignored = {i["url"]: i["reason"] for i in result["ignored"]}
+        self.assertEqual(len(ignored), len(result["ignored"]))
+        # The spider's callback saw one page per cluster; the others were ignored as copies.
+        self.assert_one_kept_per_cluster(articles, list(ignored), ignored)
+        stats = result["stats"]
+        self.assertEqual(stats.get("webdup/ignored"), len(ignored))
+        self.assertEqual(stats.get("webdup/new"), len(parsed))
+        self.assertNotIn("webdup/unchecked_encoded", stats)
+
+    def test_a_middleware_before_decompression_checks_nothing_and_says_so(self) -> None:
+        # Above HttpCompressionMiddleware (590) a response's body is still gzip (the server
+        # compresses, as real sites do): checking it would index bytes as text.
+        result = self.crawl(16, "middleware-950", middleware=950)
+        stats = result["stats"]
+        # (Scrapy takes a few still-compressed bodies for plain Responses, not text: never checked.)
+        self.assertGreater(stats.get("webdup/unchecked_encoded", 0), len(self.site.cluster) // 2)
+        self.assertNotIn("webdup/new", stats)
+        self.assertNotIn("webdup/ignored", stats)
+        self.assertEqual(len(result["kept"]), len(self.site.cluster))
+        self.assertIn("give it a number below 580", result["stderr"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--crawl":
+        _crawl_main(sys.argv[2])
+    else:
+        unittest.main()

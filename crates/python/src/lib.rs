@@ -135,8 +135,8 @@ impl CheckResult {
     }
 
     /// True when it was not.
-    #[getter]
-    fn new(&self) -> bool {
+    #[getter(new)]
+    fn is_new(&self) -> bool {
         !self.seen()
     }
 
@@ -342,7 +342,7 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
     let (mut best, mut jaccard, mut containment) = (StringBuilder::new(), Float64Builder::new(), Float64Builder::new());
     for r in results {
         url.append_value(&r.url);
-        new.append_value(r.new());
+        new.append_value(r.is_new());
         id.append_option(r.id);
         exact.append_value(r.exact.len() as u32);
         near.append_value(r.near.len() as u32);

@@ -1,6 +1,7 @@
 """Type stubs for the native module (crates/python/src/lib.rs)."""
 
 import os
+import pathlib
 from typing import Any, Optional, Sequence, Union, overload
 
 __version__: str
@@ -58,7 +59,7 @@ class Index:
         crawl: str = "python",
     ) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def threshold(self) -> float: ...
     def check(

@@ -413,6 +413,17 @@ pub struct Stats {
     pub crawls: Vec<CrawlStats>,
 }
 
+/// Pages sharing one of `keys` (a page's band keys, by band) among the
+/// pending keys and `batch`.
+fn pending_candidates(keys: &[u64], pending: &bands::PendingKeys, batch: &BatchKeys) -> BTreeSet<i64> {
+    let mut candidates = BTreeSet::new();
+    for (band, &key) in keys.iter().enumerate() {
+        candidates.extend(pending.pages(band, key));
+        candidates.extend(batch.0.get(&(band, key)).into_iter().flatten().copied());
+    }
+    candidates
+}
+
 /// Band keys of the pages a [`Index::check_and_insert_batch`] inserted so
 /// far, which are in no committed row yet: (band, key) to page ids.
 #[derive(Default)]
@@ -976,12 +987,13 @@ impl Index {
             // One snapshot for the pending keys and the band table: a merge
             // committed between the two reads would hide its pages from both.
             let conn = &*conn.unchecked_transaction()?;
+            let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
             let pending = {
                 let mut shared = lock(&self.pending);
                 let own = shared.refresh(conn, self.params.bands)?;
-                self.pending_candidates(fp, own.as_ref().unwrap_or(&shared), &BatchKeys::default())
+                pending_candidates(&keys, own.as_ref().unwrap_or(&shared), &BatchKeys::default())
             };
-            self.lookup(conn, fp, pending)
+            self.lookup(conn, fp, &keys, pending)
         })
     }
 
@@ -1017,23 +1029,22 @@ impl Index {
         let mut deletions = bands::Deletions::default();
         let mut out = Vec::with_capacity(pages.len());
         for page in pages {
+            let keys: Vec<u64> = page.fingerprint.iter().flat_map(|fp| self.band_keys(&fp.minhash)).collect();
             let result = match &page.fingerprint {
                 Some(fp) => {
                     // No merge can run while this transaction holds the write
                     // lock, so the shared keys stay those of its start.
                     let pending = {
                         let shared = lock(&self.pending);
-                        self.pending_candidates(fp, own.as_ref().unwrap_or(&shared), &batch)
+                        pending_candidates(&keys, own.as_ref().unwrap_or(&shared), &batch)
                     };
-                    self.lookup(&tx, fp, pending)?
+                    self.lookup(&tx, fp, &keys, pending)?
                 }
                 None => CheckResult::default(),
             };
             let id = self.insert_in(&tx, page, &mut deletions)?;
-            if let Some(fp) = &page.fingerprint {
-                for (band, key) in self.band_keys(&fp.minhash).enumerate() {
-                    batch.0.entry((band, key)).or_default().push(id);
-                }
+            for (band, &key) in keys.iter().enumerate() {
+                batch.0.entry((band, key)).or_default().push(id);
             }
             out.push((result, id));
         }
@@ -1058,23 +1069,19 @@ impl Index {
         Ok(())
     }
 
-    /// Pages sharing a band key with `fp` among the pending keys and `batch`.
-    fn pending_candidates(&self, fp: &Fingerprint, pending: &bands::PendingKeys, batch: &BatchKeys) -> BTreeSet<i64> {
-        let mut candidates = BTreeSet::new();
-        for (band, key) in self.band_keys(&fp.minhash).enumerate() {
-            candidates.extend(pending.pages(band, key));
-            candidates.extend(batch.0.get(&(band, key)).into_iter().flatten().copied());
-        }
-        candidates
-    }
-
     /// The check itself, on `conn`'s view: exact copies by digest, then the
     /// LSH candidates (`candidates`, from the pending keys, and the band
-    /// table's), each verified on its stored shingles.
-    fn lookup(&self, conn: &Connection, fp: &Fingerprint, mut candidates: BTreeSet<i64>) -> Result<CheckResult> {
+    /// table's for `keys`, `fp`'s band keys), each verified on its stored
+    /// shingles.
+    fn lookup(
+        &self,
+        conn: &Connection,
+        fp: &Fingerprint,
+        keys: &[u64],
+        mut candidates: BTreeSet<i64>,
+    ) -> Result<CheckResult> {
         let mut result = CheckResult::default();
         let exact_ids = exact_matches(conn, fp, &mut result)?;
-        let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
         {
             let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
             for (band, &key) in keys.iter().enumerate() {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder};
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_pyarrow::{FromPyArrow, IntoPyArrow, Table};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::DataType;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -351,33 +351,25 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
         jaccard.append_option(b.as_ref().map(|m| m.jaccard));
         containment.append_option(b.as_ref().map(|m| m.containment));
     }
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("url", DataType::Utf8, false),
-        Field::new("new", DataType::Boolean, false),
-        Field::new("id", DataType::Int64, true),
-        Field::new("exact", DataType::UInt32, false),
-        Field::new("near", DataType::UInt32, false),
-        Field::new("match_url", DataType::Utf8, true),
-        Field::new("jaccard", DataType::Float64, true),
-        Field::new("containment", DataType::Float64, true),
-    ]));
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(url.finish()),
-        Arc::new(new.finish()),
-        Arc::new(id.finish()),
-        Arc::new(exact.finish()),
-        Arc::new(near.finish()),
-        Arc::new(best.finish()),
-        Arc::new(jaccard.finish()),
-        Arc::new(containment.finish()),
-    ];
-    pyarrow_table(py, schema, columns)
+    pyarrow_table(
+        py,
+        [
+            ("url", Arc::new(url.finish()) as ArrayRef, false),
+            ("new", Arc::new(new.finish()), false),
+            ("id", Arc::new(id.finish()), true),
+            ("exact", Arc::new(exact.finish()), false),
+            ("near", Arc::new(near.finish()), false),
+            ("match_url", Arc::new(best.finish()), true),
+            ("jaccard", Arc::new(jaccard.finish()), true),
+            ("containment", Arc::new(containment.finish()), true),
+        ],
+    )
 }
 
-/// One record batch of `columns` as a `pyarrow.Table`.
-fn pyarrow_table(py: Python<'_>, schema: Arc<Schema>, columns: Vec<ArrayRef>) -> PyResult<Py<PyAny>> {
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(error)?;
-    let table = Table::try_new(vec![batch], schema).map_err(error)?;
+/// One record batch of `columns` (name, array, nullable) as a `pyarrow.Table`.
+fn pyarrow_table<const N: usize>(py: Python<'_>, columns: [(&str, ArrayRef, bool); N]) -> PyResult<Py<PyAny>> {
+    let batch = RecordBatch::try_from_iter_with_nullable(columns).map_err(error)?;
+    let table = Table::try_new(vec![batch.clone()], batch.schema()).map_err(error)?;
     Ok(table.into_pyarrow(py)?.unbind())
 }
 
@@ -657,25 +649,18 @@ impl Clusters {
                 words.append_value(m.words as u32);
             }
         }
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("cluster", DataType::UInt32, false),
-            Field::new("id", DataType::Utf8, false),
-            Field::new("representative", DataType::Utf8, false),
-            Field::new("jaccard", DataType::Float64, false),
-            Field::new("containment", DataType::Float64, false),
-            Field::new("exact", DataType::Boolean, false),
-            Field::new("words", DataType::UInt32, false),
-        ]));
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(cluster.finish()),
-            Arc::new(id.finish()),
-            Arc::new(rep.finish()),
-            Arc::new(jaccard.finish()),
-            Arc::new(containment.finish()),
-            Arc::new(exact.finish()),
-            Arc::new(words.finish()),
-        ];
-        pyarrow_table(py, schema, columns)
+        pyarrow_table(
+            py,
+            [
+                ("cluster", Arc::new(cluster.finish()) as ArrayRef, false),
+                ("id", Arc::new(id.finish()), false),
+                ("representative", Arc::new(rep.finish()), false),
+                ("jaccard", Arc::new(jaccard.finish()), false),
+                ("containment", Arc::new(containment.finish()), false),
+                ("exact", Arc::new(exact.finish()), false),
+                ("words", Arc::new(words.finish()), false),
+            ],
+        )
     }
 
     fn __len__(&self) -> usize {

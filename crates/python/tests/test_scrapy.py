@@ -17,11 +17,14 @@ Syndicated copies (edited, in another site's template) are not generated:
 the index answers by one Jaccard threshold, without the cross-site rule of
 ``cluster`` that finds them.
 
-The served site (one host; each ``sNNNN`` folder of the corpus is a path
-prefix) adds what a crawler meets beside those pages: a home page linking
-to one listing page per section, each listing its own share of the pages
-(so no two listings look alike), and ``?utm_source=...`` links to some
-originals. The server ignores the query string, so those are exact copies
+Each site of the corpus (a ``sNNNN`` folder: one real site's template) is
+served on a loopback address of its own, ``127.0.0.N``, as sites are on the
+web: the pages of a host share its template, and the index learns each
+host's template from its pages as they arrive. The home and listing pages
+on 127.0.0.1 add what a crawler meets beside those pages: a home page
+linking to one listing page per section, each listing its own share of the
+pages (so no two listings look alike) by their full URLs, and
+``?utm_source=...`` links to some originals. The server ignores the query string, so those are exact copies
 under another URL, and Scrapy's duplicate filter, which keeps query strings,
 fetches them as distinct pages; they belong to their page's cluster. Every
 eighth original by id gets one (a fixed choice, not tuned: an exact copy is
@@ -39,10 +42,13 @@ a page of its own cluster; no thin page dropped; of byte-identical copies at
 most one kept; and per true cluster whose pages all reach the index's
 threshold with each other (as webdup.compare measures), one page kept and
 the n - 1 others dropped (tagged, ignored). Clusters with a pair below the
-threshold (an article moved to another site's template keeps some of each
-template's text after extraction; two revisions of one article can differ
-more than each differs from it) keep at least one page; the share of known
-duplicates dropped is printed. Each crawl runs in its
+threshold keep at least one page; the share of known duplicates dropped is
+printed. Those pairs are of two sorts. An article moved to another site's
+template keeps some of each template's text after extraction; the index
+learns each host's template as its pages arrive and drops it, but most of
+this corpus's sites have 2 to 4 pages, too few to show one. And two
+revisions of one article can differ more than each differs from it: when
+both arrive before it, a first-come answer must call both new. Each crawl runs in its
 own Python process (Twisted's reactor does not restart) and writes what
 Scrapy's signals (``item_scraped``, ``item_dropped``) and the spider saw to
 a JSON file.
@@ -111,6 +117,14 @@ class Site:
         links = sorted(self.cluster)
         random.Random(19).shuffle(links)
         self.sections = [links[i:i + SECTION_SIZE] for i in range(0, len(links), SECTION_SIZE)]
+        # Each corpus site's base URL (its own loopback address), set by the Server.
+        self.sites = sorted({self.site_of(p) for p in self.files})
+        self.bases: dict[str, str] = {}
+
+    @staticmethod
+    def site_of(path: str) -> str:
+        """The corpus site of an article path: its ``sNNNN`` folder."""
+        return path.split("/")[1]
 
     @staticmethod
     def _title(path: Path) -> str:
@@ -138,7 +152,8 @@ class Site:
         for link in self.sections[k - 1]:
             path = urlsplit(link).path
             title = html.escape(self.titles[path])
-            items.append(f'<li><a href="{html.escape(link)}">{title}</a> <small>{html.escape(link)}</small></li>')
+            url = html.escape(self.bases[self.site_of(path)] + link)
+            items.append(f'<li><a href="{url}">{title}</a> <small>{html.escape(link)}</small></li>')
         body = f"<h1>Section {k}</h1><p>Stories filed in section {k} of the archive.</p><ul>{''.join(items)}</ul>"
         return self._page(f"Section {k}", body)
 
@@ -160,7 +175,8 @@ class Site:
 
 
 class Server:
-    """The site on 127.0.0.1, an ephemeral port, in a thread; the query string is ignored."""
+    """The site in threads: home and listings on 127.0.0.1, each corpus site on 127.0.0.N (2, 3...),
+    ephemeral ports; every address serves every path, and the query string is ignored."""
 
     def __init__(self, site: Site) -> None:
         class Handler(BaseHTTPRequestHandler):
@@ -184,16 +200,28 @@ class Server:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        assert len(site.sites) < 250, "one loopback address per corpus site"
+        self.servers: list[ThreadingHTTPServer] = []
+        self.threads: list[threading.Thread] = []
+        self.base = self._start(Handler, "127.0.0.1")
+        for n, name in enumerate(site.sites):
+            site.bases[name] = self._start(Handler, f"127.0.0.{n + 2}")
+
+    def _start(self, handler: Any, address: str) -> str:
+        httpd = ThreadingHTTPServer((address, 0), handler)
+        httpd.daemon_threads = True
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        self.servers.append(httpd)
+        self.threads.append(thread)
+        return f"http://{address}:{httpd.server_address[1]}"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
+        for httpd in self.servers:
+            httpd.shutdown()
+            httpd.server_close()
+        for thread in self.threads:
+            thread.join()
 
 
 def crawl(base: str, out: Path, concurrency: int, *, action: Optional[str] = None,

@@ -25,7 +25,10 @@
 //! pages with `webdup`'s `Fingerprinter`.
 
 pub mod bands;
+mod learn;
 pub mod schema;
+
+pub use learn::{LEARN_UNTIL, SiteTemplate, Unsuppressed};
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -48,7 +51,7 @@ use webdup_core::page::Exchange;
 // record of what the page and its headers said. Their old names stay.
 pub use webdup_core::page::{Crawl, PageRecord as StoredPage, RecordMeta as PageMeta, iso8601_utc};
 use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings};
-use webdup_core::sketch::SimHashWeighting;
+use webdup_core::sketch::{MinHasher, SimHashWeighting};
 pub(crate) use webdup_core::{shingle, template, verify};
 
 /// Why an index operation failed.
@@ -262,6 +265,10 @@ pub struct Page {
     /// The content; `None` for pages that could not be fetched or read.
     /// Its `text`, when set, is stored too (for the audit's diff view).
     pub fingerprint: Option<Fingerprint>,
+    /// The fingerprint before its site's template was dropped, when the
+    /// page came alone: the index then learns the site's template from it
+    /// (see [`Page::with_unsuppressed`]).
+    pub unsuppressed: Option<Unsuppressed>,
 }
 
 /// Seconds since the Unix epoch, now.
@@ -275,7 +282,11 @@ impl Page {
     /// fingerprint.
     pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
         let record = StoredPage::observed(url.into(), Some(&fingerprint), None);
-        Page { record: StoredPage { crawl: crawl.into(), fetched_at: now(), ..record }, fingerprint: Some(fingerprint) }
+        Page {
+            record: StoredPage { crawl: crawl.into(), fetched_at: now(), ..record },
+            fingerprint: Some(fingerprint),
+            unsuppressed: None,
+        }
     }
 
     /// A page that gave no content.
@@ -292,7 +303,18 @@ impl Page {
             error: Some(error.into()),
             ..StoredPage::observed(url.into(), None, None)
         };
-        Page { record, fingerprint: None }
+        Page { record, fingerprint: None, unsuppressed: None }
+    }
+
+    /// A page fingerprinted alone, with the template its site had then:
+    /// `before` is its fingerprint before that template was dropped. The
+    /// index keeps it to learn the site's template from the pages crawlers
+    /// give it one at a time, and fingerprints the page again whenever the
+    /// site's template changes (see the `learn` module), as `index add`
+    /// learns from the pages it reads together.
+    pub fn with_unsuppressed(mut self, before: Unsuppressed) -> Page {
+        self.unsuppressed = Some(before);
+        self
     }
 
     /// Drops the main text: the page is stored without it (smaller; an
@@ -429,6 +451,14 @@ fn pending_candidates(keys: &[u64], pending: &bands::PendingKeys, batch: &BatchK
 #[derive(Default)]
 struct BatchKeys(std::collections::HashMap<(usize, u64), Vec<i64>>);
 
+impl BatchKeys {
+    fn add(&mut self, id: i64, keys: &[u64]) {
+        for (band, &key) in keys.iter().enumerate() {
+            self.0.entry((band, key)).or_default().push(id);
+        }
+    }
+}
+
 /// A persistent fingerprint index in one SQLite file.
 pub struct Index {
     path: PathBuf,
@@ -440,6 +470,8 @@ pub struct Index {
     read_only: Option<ReadOnly>,
     /// This process's copy of the band keys not yet merged into `bands`.
     pending: Mutex<bands::PendingKeys>,
+    /// Sketches pages fingerprinted again with a newly learned template.
+    minhasher: MinHasher,
 }
 
 /// Read connections kept for reuse.
@@ -700,6 +732,7 @@ impl Index {
         Index {
             path,
             params: LshParams { bands: settings.bands, rows: settings.rows },
+            minhasher: MinHasher::new(settings.fingerprint.permutations, settings.fingerprint.seed),
             settings,
             writer: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
@@ -781,7 +814,13 @@ impl Index {
         let mut conn = lock(&self.writer);
         let tx = write_transaction(&mut conn)?;
         let mut deletions = bands::Deletions::default();
-        let ids = pages.iter().map(|p| self.insert_in(&tx, p, &mut deletions)).collect::<Result<Vec<_>>>()?;
+        let mut ids = Vec::with_capacity(pages.len());
+        for page in pages {
+            let page = self.current(&tx, page)?;
+            let id = self.insert_in(&tx, &page, &mut deletions)?;
+            self.learn_in(&tx, &page, id, &mut deletions)?;
+            ids.push(id);
+        }
         deletions.run(&tx)?;
         bands::merge_if_due(&tx, self.params.bands)?;
         tx.commit()?;
@@ -888,6 +927,7 @@ impl Index {
             deletions.push(id, self.band_keys(&sig));
         }
         tx.prepare_cached("DELETE FROM pages WHERE id = ?1")?.execute([id])?;
+        tx.prepare_cached("DELETE FROM learning WHERE page_id = ?1")?.execute([id])?;
         Ok(())
     }
 
@@ -907,9 +947,13 @@ impl Index {
             let mut insert =
                 tx.prepare_cached("INSERT INTO templates (crawl, site, learned_at, shingles) VALUES (?1, ?2, ?3, ?4)")?;
             let at = now();
+            // What the index learned of those sites from pages given one at
+            // a time stops there: the add read more of them at once.
+            let mut unlearn = tx.prepare_cached("DELETE FROM learning WHERE site = ?1")?;
             for (site, template) in templates.iter() {
                 delete.execute(params![crawl, site])?;
                 insert.execute(params![crawl, site, at, encode_u64s(template)])?;
+                unlearn.execute([site])?;
             }
         }
         tx.commit()?;
@@ -935,18 +979,7 @@ impl Index {
     /// none when the index was built without template suppression. Apply it
     /// with `webdup::engine::Fingerprinter::finish_alone`.
     pub fn template_for(&self, id: &str) -> Result<Option<Vec<u64>>> {
-        let Some(config) = &self.settings.fingerprint.template else { return Ok(None) };
-        let Some(site) = crate::template::site_of(id, config.scope) else { return Ok(None) };
-        self.with_reader(|conn| {
-            let row: Option<(i64, Vec<u8>)> = conn
-                .query_row(
-                    "SELECT rowid, shingles FROM templates WHERE site = ?1 ORDER BY rowid DESC LIMIT 1",
-                    [&site],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            row.map(|(rowid, blob)| decode_u64s(&blob, rowid)).transpose()
-        })
+        Ok(self.site_template(id)?.map(|t| t.shingles))
     }
 
     /// Removes every crawl's page for `url`; returns how many were removed.
@@ -1029,6 +1062,7 @@ impl Index {
         let mut deletions = bands::Deletions::default();
         let mut out = Vec::with_capacity(pages.len());
         for page in pages {
+            let page = self.current(&tx, page)?;
             let keys: Vec<u64> = page.fingerprint.iter().flat_map(|fp| self.band_keys(&fp.minhash)).collect();
             let result = match &page.fingerprint {
                 Some(fp) => {
@@ -1042,9 +1076,12 @@ impl Index {
                 }
                 None => CheckResult::default(),
             };
-            let id = self.insert_in(&tx, page, &mut deletions)?;
-            for (band, &key) in keys.iter().enumerate() {
-                batch.0.entry((band, key)).or_default().push(id);
+            let id = self.insert_in(&tx, &page, &mut deletions)?;
+            batch.add(id, &keys);
+            // Pages fingerprinted again with a newly learned template are
+            // found under their new keys by the rest of the batch.
+            for (redone, keys) in self.learn_in(&tx, &page, id, &mut deletions)? {
+                batch.add(redone, &keys);
             }
             out.push((result, id));
         }

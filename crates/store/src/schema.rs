@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 7;
+pub const VERSION: i64 = 8;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -160,7 +160,24 @@ INSERT INTO meta (key, value)
 ";
 
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+/// Version 8: templates the index learns itself from pages given one at a
+/// time (crawl `''`, with the number of pages they were learned from), and
+/// those pages' fingerprints before suppression while their site is still
+/// being learned (see the `learn` module).
+pub const V8: &str = "
+ALTER TABLE templates ADD COLUMN learned_from INTEGER;
+CREATE TABLE learning (
+    page_id  INTEGER PRIMARY KEY,
+    site     TEXT NOT NULL,
+    shingles BLOB NOT NULL,
+    context  BLOB NOT NULL,
+    digest   BLOB NOT NULL,
+    simhash  INTEGER NOT NULL
+);
+CREATE INDEX learning_site ON learning (site);
+";
+
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

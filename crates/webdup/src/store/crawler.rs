@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::{CheckResult, Error as IndexError, Index, Page};
+use super::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::fetch::Hop;
 use crate::source::{DocKey, Format, RawDocument};
@@ -140,6 +140,13 @@ impl Crawler {
     /// `index add`), its site's template as the index learned it, then the
     /// sketches.
     pub fn fingerprint(&self, page: &CrawledPage) -> Result<Fingerprint, PageError> {
+        Ok(self.fingerprint_learning(page)?.0)
+    }
+
+    /// [`Crawler::fingerprint`], with the fingerprint as it was before the
+    /// site's template was dropped: the index learns the site's template
+    /// from it ([`Page::with_unsuppressed`]).
+    fn fingerprint_learning(&self, page: &CrawledPage) -> Result<(Fingerprint, Option<Unsuppressed>), PageError> {
         page.validate()?;
         let mut fp = match (&page.html, &page.text) {
             // The page budget (depth, elements, attributes) is checked by
@@ -169,21 +176,41 @@ impl Crawler {
             }
             (None, None) => unreachable!("checked by validate"),
         };
-        let template = self.index.template_for(&page.url)?;
-        self.fingerprinter.finish_alone(&mut fp, template.as_deref());
+        let template = self.index.site_template(&page.url)?;
+        let before = self
+            .index
+            .settings()
+            .fingerprint
+            .template
+            .is_some()
+            .then(|| Unsuppressed::of(&fp, template.as_ref().map(|t| t.id)));
+        self.fingerprinter.finish_alone(&mut fp, template.as_ref().map(|t| t.shingles.as_slice()));
         if page.title.is_some() {
             fp.title = page.title.clone();
             if let Some(meta) = &mut fp.meta {
                 meta.title = page.title.clone();
             }
         }
-        Ok(fp)
+        Ok((fp, before))
+    }
+
+    /// The row to store for `page`: [`Crawler::fingerprint`] and
+    /// [`Crawler::record`], with the fingerprint before the site's template
+    /// was dropped, from which the index learns the site's template as its
+    /// pages arrive ([`Page::with_unsuppressed`]). Always has a fingerprint.
+    pub fn row(&self, page: &CrawledPage) -> Result<Page, PageError> {
+        let (fp, before) = self.fingerprint_learning(page)?;
+        Ok(self.record_learning(page, fp, before))
     }
 
     /// The row to store for `page`: its fingerprint with what the crawler
     /// saw of the exchange, merged with the page's own markup by the one
     /// rule (the page's `<link rel=canonical>` wins over the header).
     pub fn record(&self, page: &CrawledPage, fingerprint: Fingerprint) -> Page {
+        self.record_learning(page, fingerprint, None)
+    }
+
+    fn record_learning(&self, page: &CrawledPage, fingerprint: Fingerprint, before: Option<Unsuppressed>) -> Page {
         let exchange = Exchange {
             final_url: page.final_url.clone(),
             status: page.status,
@@ -191,7 +218,11 @@ impl Crawler {
             link_canonical: page.canonical.clone(),
             ..Default::default()
         };
-        Page::new(self.crawl_of(page), page.url.clone(), fingerprint).with_fetch(exchange)
+        let row = Page::new(self.crawl_of(page), page.url.clone(), fingerprint).with_fetch(exchange);
+        match before {
+            Some(before) => row.with_unsuppressed(before),
+            None => row,
+        }
     }
 
     fn crawl_of(&self, page: &CrawledPage) -> String {
@@ -205,8 +236,7 @@ impl Crawler {
 
     /// Stores `page`; returns its row id.
     pub fn insert(&self, page: &CrawledPage) -> Result<i64, PageError> {
-        let fp = self.fingerprint(page)?;
-        Ok(self.index.insert(&self.record(page, fp))?)
+        Ok(self.insert_batch(std::slice::from_ref(page))?.remove(0))
     }
 
     /// Checks and stores `page` atomically ([`Index::check_and_insert`]).
@@ -246,9 +276,11 @@ impl Crawler {
             .collect())
     }
 
+    /// The rows to store for `pages` ([`Crawler::row`]), made in parallel.
     fn records(&self, pages: &[CrawledPage]) -> Result<Vec<Page>, (usize, PageError)> {
-        let fps = self.fingerprint_batch(pages)?;
-        Ok(pages.iter().zip(fps).map(|(p, fp)| self.record(p, fp)).collect())
+        use rayon::prelude::*;
+        let results: Vec<Result<Page, PageError>> = pages.par_iter().map(|p| self.row(p)).collect();
+        results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| (i, e))).collect()
     }
 }
 

@@ -557,8 +557,10 @@ fn parse_batch(body: Body) -> Result<Vec<PageBody>, Response> {
     Ok(pages)
 }
 
-fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
-    s.crawler.fingerprint(body).map_err(|e| match e {
+/// The row to store for a page (its fingerprint, what the crawler saw,
+/// what the index learns the site's template from).
+fn fingerprint(s: &Service, body: &PageBody) -> Result<Page, ApiError> {
+    s.crawler.row(body).map_err(|e| match e {
         PageError::Invalid(m) => ApiError(StatusCode::BAD_REQUEST, m),
         PageError::Content { .. } => ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
         PageError::Index(e) => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -570,7 +572,7 @@ fn fingerprint(s: &Service, body: &PageBody) -> Result<Fingerprint, ApiError> {
 async fn with_fingerprint(
     s: Arc<Service>,
     body: Body,
-    f: impl FnOnce(&Service, &PageBody, Fingerprint) -> Response + Send + 'static,
+    f: impl FnOnce(&Service, &PageBody, Page) -> Response + Send + 'static,
 ) -> Response {
     let body = match parse_body(body) {
         Ok(b) => b,
@@ -609,7 +611,7 @@ fn fingerprint_chunk<T>(
     first: usize,
     pages: &[PageBody],
     connected: &dyn Fn() -> bool,
-    each: impl Fn(&Service, &PageBody, Fingerprint) -> Result<T, Response>,
+    each: impl Fn(&Service, &PageBody, Page) -> Result<T, Response>,
 ) -> Result<Chunk<T>, Response> {
     let mut chunk = Chunk { done: Vec::with_capacity(pages.len()), failures: Vec::new() };
     for (i, body) in pages.iter().enumerate() {
@@ -637,7 +639,7 @@ fn fingerprint_chunk<T>(
 async fn fingerprint_batch<T, F>(s: &Arc<Service>, pages: Vec<PageBody>, each: F) -> Result<Vec<T>, Response>
 where
     T: Send + 'static,
-    F: Fn(&Service, &PageBody, Fingerprint) -> Result<T, Response> + Copy + Send + 'static,
+    F: Fn(&Service, &PageBody, Page) -> Result<T, Response> + Copy + Send + 'static,
 {
     let total = pages.len();
     let chunk_len = total.div_ceil(s.threads.max(1)).max(1);
@@ -667,10 +669,9 @@ where
     Ok(done)
 }
 
-/// The page to store for `body`: its crawl (or the server's default), what
-/// the crawler saw of the exchange, and its fingerprint.
-fn page_of(s: &Service, body: &PageBody, fp: Fingerprint) -> Page {
-    s.crawler.record(body, fp)
+/// The fingerprint of a row made by [`Crawler::row`], which always has one.
+fn content(page: &Page) -> &Fingerprint {
+    page.fingerprint.as_ref().expect("Crawler::row gives every row its fingerprint")
 }
 
 /// The answer to a check: the page's URL, whether its content was seen
@@ -728,7 +729,7 @@ struct Results<T> {
 }
 
 async fn check(State(s): State<Arc<Service>>, body: Body) -> Response {
-    with_fingerprint(s, body, |s, body, fp| match s.index.check(&fp) {
+    with_fingerprint(s, body, |s, body, page| match s.index.check(content(&page)) {
         Ok(result) => {
             let checked = Checked::new(body.url.clone(), result);
             s.metrics.checked(1, u64::from(checked.seen));
@@ -740,31 +741,25 @@ async fn check(State(s): State<Arc<Service>>, body: Body) -> Response {
 }
 
 async fn insert(State(s): State<Arc<Service>>, body: Body) -> Response {
-    with_fingerprint(s, body, |s, body, fp| {
-        let page = page_of(s, body, fp);
-        match s.index.insert(&page) {
-            Ok(id) => {
-                s.metrics.inserted(1);
-                (StatusCode::CREATED, Json(Inserted::new(&page, id))).into_response()
-            }
-            Err(e) => index_failure(e),
+    with_fingerprint(s, body, |s, _, page| match s.index.insert(&page) {
+        Ok(id) => {
+            s.metrics.inserted(1);
+            (StatusCode::CREATED, Json(Inserted::new(&page, id))).into_response()
         }
+        Err(e) => index_failure(e),
     })
     .await
 }
 
 async fn check_and_insert(State(s): State<Arc<Service>>, body: Body) -> Response {
-    with_fingerprint(s, body, |s, body, fp| {
-        let page = page_of(s, body, fp);
-        match s.index.check_and_insert(&page) {
-            Ok((result, id)) => {
-                let answer = CheckedAndInserted::new(&page, result, id);
-                s.metrics.checked(1, u64::from(!answer.new));
-                s.metrics.inserted(1);
-                (StatusCode::CREATED, Json(answer)).into_response()
-            }
-            Err(e) => index_failure(e),
+    with_fingerprint(s, body, |s, _, page| match s.index.check_and_insert(&page) {
+        Ok((result, id)) => {
+            let answer = CheckedAndInserted::new(&page, result, id);
+            s.metrics.checked(1, u64::from(!answer.new));
+            s.metrics.inserted(1);
+            (StatusCode::CREATED, Json(answer)).into_response()
         }
+        Err(e) => index_failure(e),
     })
     .await
 }
@@ -773,7 +768,7 @@ async fn check_and_insert(State(s): State<Arc<Service>>, body: Body) -> Response
 /// other pages: nothing is stored), on the workers that fingerprint it.
 async fn check_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Response, Response> {
     let pages = parse_batch(body)?;
-    let results = fingerprint_batch(&s, pages, |s, body, fp| match s.index.check(&fp) {
+    let results = fingerprint_batch(&s, pages, |s, body, page| match s.index.check(content(&page)) {
         Ok(result) => Ok(Checked::new(body.url.clone(), result)),
         Err(e) => Err(index_failure(e)),
     })
@@ -785,7 +780,7 @@ async fn check_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Respon
 /// The pages stored in one transaction, once all are fingerprinted.
 async fn insert_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Response, Response> {
     let pages = parse_batch(body)?;
-    let pages = fingerprint_batch(&s, pages, |s, body, fp| Ok(page_of(s, body, fp))).await?;
+    let pages = fingerprint_batch(&s, pages, |_, _, page| Ok(page)).await?;
     Ok(blocking(s, move |s| match s.index.insert_batch(&pages) {
         Ok(ids) => {
             s.metrics.inserted(pages.len() as u64);
@@ -801,7 +796,7 @@ async fn insert_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Respo
 /// all stored, in one transaction.
 async fn check_and_insert_batch(State(s): State<Arc<Service>>, body: Body) -> Result<Response, Response> {
     let pages = parse_batch(body)?;
-    let pages = fingerprint_batch(&s, pages, |s, body, fp| Ok(page_of(s, body, fp))).await?;
+    let pages = fingerprint_batch(&s, pages, |_, _, page| Ok(page)).await?;
     Ok(blocking(s, move |s| match s.index.check_and_insert_batch(&pages) {
         Ok(checked) => {
             let results: Vec<CheckedAndInserted> = pages

@@ -484,3 +484,24 @@ fn check_and_insert_tells_exactly_one_of_racing_near_copies_that_it_is_new() {
     // And a plain check sees them afterwards, from the other handle.
     assert_eq!(handles[0].check(batch[0].fingerprint.as_ref().unwrap()).unwrap().exact.len(), 2);
 }
+
+#[test]
+fn matches_carry_their_row_ids_and_equally_near_pages_come_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let text = &texts(1, 31)[0];
+    // The article, then a byte-identical mirror whose URL sorts first.
+    let article = index.insert(&Page::new("c1", "https://z.test/article", fingerprint(&fp, "a", text))).unwrap();
+    let mirror = index.insert(&Page::new("c1", "https://a.test/mirror", fingerprint(&fp, "m", text))).unwrap();
+    assert!(article < mirror);
+    let r = index.check(&fingerprint(&fp, "https://b.test/copy", text)).unwrap();
+    assert_eq!(r.exact.iter().map(|m| m.id).collect::<Vec<_>>(), [article, mirror]);
+    // A near copy is as near to both: the one stored first leads.
+    let r = index.check(&fingerprint(&fp, "https://b.test/near", &edited(text, 60))).unwrap();
+    assert_eq!(r.near.len(), 2, "{r:?}");
+    assert_eq!(r.near[0].jaccard, r.near[1].jaccard);
+    assert_eq!((r.near[0].id, r.near[0].url.as_str()), (article, "https://z.test/article"));
+    assert_eq!(r.near[1].id, mirror);
+}

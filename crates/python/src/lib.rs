@@ -79,6 +79,9 @@ fn config(threshold: Option<f64>, extractor: Option<&str>) -> PyResult<Config> {
 #[pyclass(frozen, get_all, skip_from_py_object, module = "webdup")]
 #[derive(Clone)]
 struct Match {
+    /// The page's row in the index: ids grow as pages are stored, so the
+    /// smaller of two was stored first.
+    id: i64,
     url: String,
     crawl: String,
     final_url: Option<String>,
@@ -101,6 +104,7 @@ impl Match {
 impl From<&StoreMatch> for Match {
     fn from(m: &StoreMatch) -> Match {
         Match {
+            id: m.id,
             url: m.url.clone(),
             crawl: m.crawl.clone(),
             final_url: m.final_url.clone(),
@@ -339,7 +343,8 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
     let mut url = StringBuilder::new();
     let (mut new, mut id) = (BooleanBuilder::new(), Int64Builder::new());
     let (mut exact, mut near) = (UInt32Builder::new(), UInt32Builder::new());
-    let (mut best, mut jaccard, mut containment) = (StringBuilder::new(), Float64Builder::new(), Float64Builder::new());
+    let (mut best, mut best_id) = (StringBuilder::new(), Int64Builder::new());
+    let (mut jaccard, mut containment) = (Float64Builder::new(), Float64Builder::new());
     for r in results {
         url.append_value(&r.url);
         new.append_value(r.is_new());
@@ -348,6 +353,7 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
         near.append_value(r.near.len() as u32);
         let b = r.best();
         best.append_option(b.as_ref().map(|m| m.url.as_str()));
+        best_id.append_option(b.as_ref().map(|m| m.id));
         jaccard.append_option(b.as_ref().map(|m| m.jaccard));
         containment.append_option(b.as_ref().map(|m| m.containment));
     }
@@ -360,6 +366,7 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
             ("exact", Arc::new(exact.finish()), false),
             ("near", Arc::new(near.finish()), false),
             ("match_url", Arc::new(best.finish()), true),
+            ("match_id", Arc::new(best_id.finish()), true),
             ("jaccard", Arc::new(jaccard.finish()), true),
             ("containment", Arc::new(containment.finish()), true),
         ],
@@ -517,7 +524,7 @@ impl Index {
     /// `check` for many pages: a list of dicts (the keyword names of
     /// `check`) gives a list of results; an Arrow table gives a
     /// `pyarrow.Table`, one row per page (url, new, id, exact, near,
-    /// match_url, jaccard, containment).
+    /// match_url, match_id, jaccard, containment).
     fn check_batch(&self, py: Python<'_>, pages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let (pages, arrow) = pages_of(pages)?;
         let results = py.detach(|| self.crawler.check_batch(&pages)).map_err(batch_error)?;

@@ -166,9 +166,10 @@ class IndexTest(unittest.TestCase):
         self.assertEqual(out.column("url").to_pylist(), urls)
         new = out.column("new").to_pylist()
         self.assertEqual({i for i, n in enumerate(new) if not n}, copies)
-        match = out.column("match_url").to_pylist()
+        match, match_id, ids = (out.column(c).to_pylist() for c in ("match_url", "match_id", "id"))
         for i in copies:
             self.assertEqual(match[i], urls[i - 1])
+            self.assertEqual(match_id[i], ids[i - 1], "the match's row id is the original's")
         self.assertEqual(index.stats()["pages"], 1000)
 
         # Checked again as an Arrow batch: every page is now seen, nothing stored.
@@ -180,6 +181,7 @@ class IndexTest(unittest.TestCase):
         listed = index.check_batch([{"url": u, "html": h} for u, h in zip(urls[:5], htmls[:5])])
         self.assertEqual(index.check_batch(batch).column("match_url").to_pylist(),
                          [r.best.url for r in listed])
+        self.assertEqual(index.check_batch(batch).column("match_id").to_pylist(), [r.best.id for r in listed])
         with self.assertRaises(ValueError):
             index.check_batch(pa.table({"url": ["https://a.test/"], "body": ["x"]}))
 

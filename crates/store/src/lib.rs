@@ -356,6 +356,9 @@ impl Page {
 /// An indexed page similar to the one checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Match {
+    /// The page's row id. Ids grow as pages are stored, so of two matches
+    /// the one with the smaller id was stored first.
+    pub id: i64,
     pub url: String,
     pub crawl: String,
     pub final_url: Option<String>,
@@ -372,8 +375,16 @@ pub struct Match {
 }
 
 impl Match {
-    fn new(url: String, crawl: String, final_url: Option<String>, title: Option<String>, o: &Overlap) -> Match {
+    fn new(
+        id: i64,
+        url: String,
+        crawl: String,
+        final_url: Option<String>,
+        title: Option<String>,
+        o: &Overlap,
+    ) -> Match {
         Match {
+            id,
             url,
             crawl,
             final_url,
@@ -390,7 +401,7 @@ impl Match {
 pub struct CheckResult {
     /// Pages with the same normalized text (same MD5), in insertion order.
     pub exact: Vec<Match>,
-    /// Other pages with Jaccard at least the index threshold, most similar first.
+    /// Other pages with Jaccard at least the index threshold, most similar first (ties: the page stored first).
     pub near: Vec<Match>,
     /// LSH candidates looked at (before exact verification).
     pub candidates: usize,
@@ -1464,7 +1475,7 @@ fn inflate(blob: &[u8], page_id: i64) -> Result<String> {
 }
 
 /// The candidate pages whose overlap with `fp`, on their stored shingles,
-/// passes `keep`; highest `score` first, then by URL. A candidate without
+/// passes `keep`; highest `score` first, then the page stored first. A candidate without
 /// its page row (a band row cannot outlive its page, but a check must not
 /// fail on one) or without shingles is skipped.
 fn verify_candidates(
@@ -1491,10 +1502,10 @@ fn verify_candidates(
         let Some((url, crawl, final_url, title, Some(blob))) = row else { continue };
         let o = Overlap::of(&fp.shingles, &decode_u64s(&blob, id)?);
         if keep(&o) {
-            near.push(Match::new(url, crawl, final_url, title, &o));
+            near.push(Match::new(id, url, crawl, final_url, title, &o));
         }
     }
-    near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.url.cmp(&b.url)));
+    near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.id.cmp(&b.id)));
     Ok(near)
 }
 
@@ -1507,6 +1518,7 @@ fn exact_matches(conn: &Connection, fp: &Fingerprint, result: &mut CheckResult) 
         Ok((
             r.get::<_, i64>(0)?,
             Match {
+                id: r.get(0)?,
                 url: r.get(1)?,
                 crawl: r.get(2)?,
                 final_url: r.get(3)?,

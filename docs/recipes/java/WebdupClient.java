@@ -24,12 +24,18 @@ import java.util.Map;
  */
 public final class WebdupClient {
 
-    /** A page of the index that matched: its URL and the exact Jaccard of the shingle sets. */
+    /**
+     * A page of the index that matched: its row id (ids grow as pages are
+     * stored: the smaller was stored first), its URL and the exact Jaccard of
+     * the shingle sets.
+     */
     public static final class Match {
+        public final long id;
         public final String url;
         public final double jaccard;
 
-        public Match(String url, double jaccard) {
+        public Match(long id, String url, double jaccard) {
+            this.id = id;
             this.url = url;
             this.jaccard = jaccard;
         }
@@ -66,7 +72,8 @@ public final class WebdupClient {
         public Match bestNear() {
             Match best = null;
             for (Match m : near) {
-                if (best == null || m.jaccard > best.jaccard) {
+                // Of equally similar pages, the one stored first.
+                if (best == null || m.jaccard > best.jaccard || (m.jaccard == best.jaccard && m.id < best.id)) {
                     best = m;
                 }
             }
@@ -167,8 +174,10 @@ public final class WebdupClient {
                     Map<?, ?> m = (Map<?, ?>) item;
                     Object u = m.get("url");
                     Object j = m.get("jaccard");
+                    Object id = m.get("id");
                     if (u instanceof String) {
-                        out.add(new Match((String) u, j instanceof Double ? (Double) j : Double.NaN));
+                        out.add(new Match(id instanceof Double ? ((Double) id).longValue() : -1, (String) u,
+                            j instanceof Double ? (Double) j : Double.NaN));
                     }
                 }
             }

@@ -12,6 +12,8 @@ class WebdupError(Exception):
 class Match:
     """An indexed page like the one checked, with its exact overlap."""
 
+    id: int
+    """The page's row in the index; the smaller of two ids was stored first."""
     url: str
     crawl: str
     final_url: Optional[str]

@@ -140,13 +140,18 @@ impl Crawler {
     /// `index add`), its site's template as the index learned it, then the
     /// sketches.
     pub fn fingerprint(&self, page: &CrawledPage) -> Result<Fingerprint, PageError> {
-        Ok(self.fingerprint_learning(page)?.0)
+        Ok(self.fingerprint_learning(page, false)?.0)
     }
 
-    /// [`Crawler::fingerprint`], with the fingerprint as it was before the
-    /// site's template was dropped: the index learns the site's template
-    /// from it ([`Page::with_unsuppressed`]).
-    fn fingerprint_learning(&self, page: &CrawledPage) -> Result<(Fingerprint, Option<Unsuppressed>), PageError> {
+    /// [`Crawler::fingerprint`], with (when `learning`, and the index
+    /// suppresses templates) the fingerprint as it was before the site's
+    /// template was dropped: the index learns the site's template from it
+    /// ([`Page::with_unsuppressed`]). A check stores nothing and skips it.
+    fn fingerprint_learning(
+        &self,
+        page: &CrawledPage,
+        learning: bool,
+    ) -> Result<(Fingerprint, Option<Unsuppressed>), PageError> {
         page.validate()?;
         let mut fp = match (&page.html, &page.text) {
             // The page budget (depth, elements, attributes) is checked by
@@ -177,13 +182,8 @@ impl Crawler {
             (None, None) => unreachable!("checked by validate"),
         };
         let template = self.index.site_template(&page.url)?;
-        let before = self
-            .index
-            .settings()
-            .fingerprint
-            .template
-            .is_some()
-            .then(|| Unsuppressed::of(&fp, template.as_ref().map(|t| t.id)));
+        let learns = learning && self.index.settings().fingerprint.template.is_some();
+        let before = learns.then(|| Unsuppressed::of(&fp, template.as_ref().map(|t| t.id)));
         self.fingerprinter.finish_alone(&mut fp, template.as_ref().map(|t| t.shingles.as_slice()));
         if page.title.is_some() {
             fp.title = page.title.clone();
@@ -199,7 +199,7 @@ impl Crawler {
     /// was dropped, from which the index learns the site's template as its
     /// pages arrive ([`Page::with_unsuppressed`]). Always has a fingerprint.
     pub fn row(&self, page: &CrawledPage) -> Result<Page, PageError> {
-        let (fp, before) = self.fingerprint_learning(page)?;
+        let (fp, before) = self.fingerprint_learning(page, true)?;
         Ok(self.record_learning(page, fp, before))
     }
 
@@ -247,9 +247,7 @@ impl Crawler {
     /// Fingerprints of `pages`, in order, made in parallel (rayon); the
     /// first failure in page order, with its position, fails the batch.
     pub fn fingerprint_batch(&self, pages: &[CrawledPage]) -> Result<Vec<Fingerprint>, (usize, PageError)> {
-        use rayon::prelude::*;
-        let results: Vec<Result<Fingerprint, PageError>> = pages.par_iter().map(|p| self.fingerprint(p)).collect();
-        results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| (i, e))).collect()
+        in_parallel(pages, |p| self.fingerprint(p))
     }
 
     /// [`Crawler::check`] for several pages.
@@ -278,10 +276,19 @@ impl Crawler {
 
     /// The rows to store for `pages` ([`Crawler::row`]), made in parallel.
     fn records(&self, pages: &[CrawledPage]) -> Result<Vec<Page>, (usize, PageError)> {
-        use rayon::prelude::*;
-        let results: Vec<Result<Page, PageError>> = pages.par_iter().map(|p| self.row(p)).collect();
-        results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| (i, e))).collect()
+        in_parallel(pages, |p| self.row(p))
     }
+}
+
+/// `f` of each page, in order, run in parallel (rayon); the first failure
+/// in page order, with its position, fails the batch.
+fn in_parallel<T: Send>(
+    pages: &[CrawledPage],
+    f: impl Fn(&CrawledPage) -> Result<T, PageError> + Sync + Send,
+) -> Result<Vec<T>, (usize, PageError)> {
+    use rayon::prelude::*;
+    let results: Vec<Result<T, PageError>> = pages.par_iter().map(f).collect();
+    results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| (i, e))).collect()
 }
 
 impl From<(usize, PageError)> for PageError {

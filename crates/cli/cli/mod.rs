@@ -58,6 +58,9 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    if !matches!(cli.command, Command::Serve(_)) {
+        crate::keep_freed_memory();
+    }
     match cli.command {
         Command::Cluster { inputs, common, output, explain, index } => {
             let config = common.to_config()?;

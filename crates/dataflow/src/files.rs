@@ -60,32 +60,72 @@ fn digest_of(bytes: Option<Vec<u8>>, path: &Path) -> Result<[u8; 16], Error> {
 }
 
 pub fn write_ingest(path: &Path, rows: &[IngestRow]) -> Result<(), Error> {
+    let mut w = IngestWriter::new(path);
+    w.append(rows)?;
+    w.finish()
+}
+
+/// An ingest file written a block of rows at a time, so a task holds one
+/// block in memory, not its whole share.
+pub struct IngestWriter<'p> {
+    inner: pq::Writer<'p>,
+    rows: u64,
+}
+
+impl<'p> IngestWriter<'p> {
+    pub fn new(path: &'p Path) -> IngestWriter<'p> {
+        IngestWriter { inner: pq::Writer::new(path, "ingest", STAGE_FORMAT_VERSION, Storage::Plain), rows: 0 }
+    }
+
+    /// Ends a row group once this many encoded bytes are buffered.
+    pub fn row_group_bytes(self, bytes: usize) -> IngestWriter<'p> {
+        IngestWriter { inner: self.inner.row_group_bytes(bytes), ..self }
+    }
+
+    pub fn append(&mut self, rows: &[IngestRow]) -> Result<(), Error> {
+        self.rows += rows.len() as u64;
+        self.inner.append(ingest_columns(rows))
+    }
+
+    /// Rows appended so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    pub fn finish(mut self) -> Result<(), Error> {
+        if self.rows == 0 {
+            self.inner.append(ingest_columns(&[]))?;
+        }
+        self.inner.finish()
+    }
+}
+
+fn ingest_columns(rows: &[IngestRow]) -> Vec<(&'static str, Column<'_>)> {
     let doc = |f: &dyn Fn(&IngestDoc) -> Option<u64>| rows.iter().map(|r| r.doc.as_ref().and_then(f)).collect();
-    pq::write(
-        path,
-        "ingest",
-        STAGE_FORMAT_VERSION,
-        Storage::Plain,
-        vec![
-            ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
-            ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
-            ("words", Column::OptU64(doc(&|d| Some(d.words)))),
-            ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.as_slice())).collect())),
-            ("shingles", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
-            ("context", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
-            ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.as_str())).collect())),
-            ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.as_str())).collect())),
-            ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.as_deref()).collect())),
-        ],
-    )
+    vec![
+        ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
+        ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
+        ("words", Column::OptU64(doc(&|d| Some(d.words)))),
+        ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.as_slice())).collect())),
+        ("shingles", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
+        ("context", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
+        ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.as_str())).collect())),
+        ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.as_str())).collect())),
+        ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.as_deref()).collect())),
+    ]
 }
 
 /// The rows of an ingest file; `light` leaves the shingles out (ids,
 /// words, errors and fetches only).
 pub fn read_ingest(path: &Path, light: bool) -> Result<Vec<IngestRow>, Error> {
+    read_ingest_groups(path, light, &|_| true)
+}
+
+/// [`read_ingest`], of the row groups `groups` takes only.
+pub fn read_ingest_groups(path: &Path, light: bool, groups: &dyn Fn(usize) -> bool) -> Result<Vec<IngestRow>, Error> {
     const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
     let mut out = Vec::new();
-    for b in pq::read(path, "ingest", STAGE_FORMAT_VERSION, light.then_some(LIGHT))? {
+    for b in pq::read_groups(path, "ingest", STAGE_FORMAT_VERSION, light.then_some(LIGHT), groups)? {
         let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
         let ids = pq::strs(b, "id", path)?;
@@ -151,6 +191,12 @@ pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
 
 pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
     let mut out = Vec::new();
+    read_sketch_each(path, |r| out.push(r))?;
+    Ok(out)
+}
+
+/// The rows of a sketch file, each handed to `each` as it is read.
+pub fn read_sketch_each(path: &Path, mut each: impl FnMut(SketchRow)) -> Result<(), Error> {
     for b in pq::read(path, "sketch", STAGE_FORMAT_VERSION, None)? {
         let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
@@ -160,7 +206,7 @@ pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
         let mut shingles = pq::list_u64s(b, "shingles", path)?;
         let mut minhashes = pq::list_u32s(b, "minhash", path)?;
         for i in 0..keys.len() {
-            out.push(SketchRow {
+            each(SketchRow {
                 key: keys[i],
                 id: ids[i].clone(),
                 words: words[i],
@@ -170,7 +216,7 @@ pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
             });
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A confirmed pair, by key (`a < b`), with its overlap.
@@ -328,4 +374,50 @@ pub fn read_pages(path: &Path) -> Result<Vec<PageRow>, Error> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: u64) -> IngestRow {
+        let doc = (!key.is_multiple_of(5)).then(|| IngestDoc {
+            words: key * 3,
+            digest: [key as u8; 16],
+            shingles: (0..key * 7 % 300).map(|i| i * 1_000_003 + key).collect(),
+            context: if key.is_multiple_of(2) { vec![key, key + 1] } else { Vec::new() },
+        });
+        let error = doc.is_none().then(|| ("decode".to_string(), format!("page {key} is not text")));
+        IngestRow { key, id: format!("site/{key}"), doc, error, fetch: key.is_multiple_of(3).then(|| "{}".to_string()) }
+    }
+
+    #[test]
+    fn blocks_written_apart_read_back_whole_and_row_groups_split_between_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.parquet");
+        let rows: Vec<IngestRow> = (0..3000).map(row).collect();
+        // Small row groups, so the file has many and the readers split them.
+        let mut w = IngestWriter::new(&path).row_group_bytes(64 << 10);
+        for block in rows.chunks(700) {
+            w.append(block).unwrap();
+        }
+        assert_eq!(w.rows(), 3000);
+        w.finish().unwrap();
+        assert_eq!(read_ingest(&path, false).unwrap(), rows);
+
+        let shares: Vec<Vec<IngestRow>> =
+            (0..3).map(|i| read_ingest_groups(&path, false, &|g| g % 3 == i).unwrap()).collect();
+        assert!(shares.iter().all(|s| !s.is_empty()), "every reader gets some row groups");
+        let mut together: Vec<IngestRow> = shares.into_iter().flatten().collect();
+        together.sort_by_key(|r| r.key);
+        assert_eq!(together, rows, "the shares are disjoint and cover the file");
+    }
+
+    #[test]
+    fn a_task_with_nothing_writes_a_readable_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.parquet");
+        IngestWriter::new(&path).finish().unwrap();
+        assert!(read_ingest(&path, false).unwrap().is_empty());
+    }
 }

@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use webdup::Config;
 use webdup::engine::Progress;
 use webdup::run::{Run, RunConfig};
+use webdup::source::{Location, Source};
 
 use crate::Error;
-use crate::files::{IngestDoc, IngestRow, write_ingest};
+use crate::files::{IngestDoc, IngestRow, IngestWriter};
 use crate::marker::{self, Marker};
 
 /// Which share of the inputs a task takes: `index` of `count`, 0-based.
@@ -109,17 +110,67 @@ pub fn ingest(
     std::fs::create_dir_all(dir(work)).map_err(|e| Error::io(&dir(work), e))?;
     let mut run = Run::new(run_config);
     let mut collected = run.expand(inputs, stdin)?;
-    let mine: Vec<_> = std::mem::take(&mut collected.sources)
+    let mine: Vec<Source> = std::mem::take(&mut collected.sources)
         .into_iter()
         .enumerate()
         .filter(|(n, _)| n % task.count == task.index)
         .map(|(_, s)| s)
         .collect();
-    let loaded = run.load(mine, config, progress)?;
+    // Local files are read a block at a time and each block written out
+    // before the next, so a task holds one block, not its whole share. URLs
+    // are fetched in one go: a block boundary would make every host's
+    // politeness queue wait for the slowest.
+    let (urls, local): (Vec<Source>, Vec<Source>) =
+        mine.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
+    let blocks = local.len().div_ceil(BLOCK).max(1);
+    let mut local = local.into_iter();
+    let progress = Blocks::new(progress, (urls.len() + local.len()) as u64);
+    let mut writer = IngestWriter::new(&data);
+    let mut failed = 0u64;
+    let mut warc = webdup::warc::Summary::default();
+    let mut write = |mut rows: Vec<IngestRow>, warc_of: &webdup::warc::Summary| -> Result<(), Error> {
+        rows.sort_by_key(|r| r.key);
+        failed += rows.iter().filter(|r| r.doc.is_none()).count() as u64;
+        warc.merge(warc_of);
+        writer.append(&rows)
+    };
+    for _ in 0..blocks {
+        let block: Vec<Source> = local.by_ref().take(BLOCK).collect();
+        if !block.is_empty() {
+            let (rows, archived) = rows_of(run.load(block, config, &progress)?);
+            write(rows, &archived)?;
+        }
+    }
+    if !urls.is_empty() {
+        let (rows, archived) = rows_of(run.load(urls, config, &progress)?);
+        write(rows, &archived)?;
+    }
+    // Inputs that named nothing are task 0's (keyed after every source).
+    if task.index == 0 && !collected.errors.is_empty() {
+        let rows = collected.errors.into_iter().map(|e| error_row(e, None)).collect();
+        write(rows, &webdup::warc::Summary::default())?;
+    }
+    progress.done();
+    let rows = writer.rows();
+    writer.finish()?;
+    let mut m = Marker::new("ingest", task.index, task.count, &settings_hash(&settings), rows);
+    m.counts.insert("documents".into(), rows);
+    m.counts.insert("failed".into(), failed);
+    m.settings = Some(settings);
+    m.warc = warc;
+    marker::write(&done, &m)?;
+    Ok(Ingested { path: data, ran: true, documents: rows, failed })
+}
+
+/// Local sources read and written per block (see [`ingest`]).
+const BLOCK: usize = 4096;
+
+/// The rows of a block (its documents, then its failures) and what its
+/// web archives gave.
+fn rows_of(loaded: webdup::run::Loaded) -> (Vec<IngestRow>, webdup::warc::Summary) {
     let fetches: std::collections::HashMap<u64, String> =
         loaded.fetches.iter().filter_map(|r| serde_json::to_string(r).ok().map(|json| (r.key.0, json))).collect();
     let mut rows: Vec<IngestRow> = Vec::with_capacity(loaded.corpus.len());
-    let warc = loaded.warc;
     for d in loaded.corpus.docs {
         rows.push(IngestRow {
             key: d.key.0,
@@ -134,28 +185,51 @@ pub fn ingest(
             fetch: fetches.get(&d.key.0).cloned(),
         });
     }
-    // Inputs that named nothing are task 0's (keyed after every source).
-    let expansion_errors = if task.index == 0 { collected.errors } else { Vec::new() };
-    let errors = loaded.corpus.errors.into_iter().chain(expansion_errors);
-    for e in errors {
-        rows.push(IngestRow {
-            key: e.key.0,
-            id: e.id,
-            doc: None,
-            error: Some((e.kind.as_str().to_string(), e.message)),
-            fetch: fetches.get(&e.key.0).cloned(),
-        });
+    rows.extend(loaded.corpus.errors.into_iter().map(|e| {
+        let fetch = fetches.get(&e.key.0).cloned();
+        error_row(e, fetch)
+    }));
+    (rows, loaded.warc)
+}
+
+fn error_row(e: webdup::error::DocError, fetch: Option<String>) -> IngestRow {
+    IngestRow { key: e.key.0, id: e.id, doc: None, error: Some((e.kind.as_str().to_string(), e.message)), fetch }
+}
+
+/// One progress bar over a task's blocks: each block's `load` starts and
+/// finishes its own stage, which would restart the bar.
+struct Blocks<'a> {
+    inner: &'a dyn Progress,
+    total: u64,
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(inner: &'a dyn Progress, total: u64) -> Blocks<'a> {
+        Blocks { inner, total, started: Default::default() }
     }
-    rows.sort_by_key(|r| r.key);
-    write_ingest(&data, &rows)?;
-    let failed = rows.iter().filter(|r| r.doc.is_none()).count() as u64;
-    let mut m = Marker::new("ingest", task.index, task.count, &settings_hash(&settings), rows.len() as u64);
-    m.counts.insert("documents".into(), rows.len() as u64);
-    m.counts.insert("failed".into(), failed);
-    m.settings = Some(settings);
-    m.warc = warc;
-    marker::write(&done, &m)?;
-    Ok(Ingested { path: data, ran: true, documents: rows.len() as u64, failed })
+
+    fn done(&self) {
+        if self.started.load(std::sync::atomic::Ordering::Relaxed) {
+            self.inner.finish();
+        }
+    }
+}
+
+impl Progress for Blocks<'_> {
+    fn start(&self, stage: &'static str, _total: u64) {
+        if !self.started.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.inner.start(stage, self.total);
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        self.inner.advance(n);
+    }
+
+    fn fail(&self, n: u64) {
+        self.inner.fail(n);
+    }
 }
 
 /// A short hash of a JSON value.

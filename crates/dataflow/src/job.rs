@@ -22,7 +22,7 @@
 //! `pages.parquet`.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ use crate::Error;
 use crate::files::{self, EdgeRow, IngestRow, MemberRow, PageRow, SketchRow};
 use crate::ingest;
 use crate::marker::{self, Marker};
-use crate::ops::{gather, owner, route_bytes};
+use crate::ops::{consume, gather, owner, route_bytes};
 
 /// The stages, in order.
 pub const STAGES: [&str; 3] = ["sketch", "edges", "clusters"];
@@ -513,12 +513,6 @@ fn run_worker(worker: &mut Worker, shared: &Shared) -> Result<Vec<(usize, Durati
 /// index` of the complete set.
 fn inputs_of(worker: &Worker, shared: &Shared, stage: usize) -> Vec<PathBuf> {
     let (index, peers) = (worker.index(), worker.peers());
-    if stage == 0 {
-        return (0..shared.tasks)
-            .filter(|t| t % peers == index)
-            .map(|t| ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks }).0)
-            .collect();
-    }
     let prev = STAGES[stage - 1];
     match shared.complete[stage - 1] {
         Some(parts) => {
@@ -594,7 +588,24 @@ struct Unsketched {
 
 fn sketch_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let mut failure = None;
-    let rows = read_all(&inputs_of(worker, shared, 0), |p| files::read_ingest(p, false), &mut failure);
+    // Every worker reads a share of every ingest file's row groups, so the
+    // reading is spread even when there are fewer files than workers.
+    let (index, peers) = (worker.index(), worker.peers());
+    let files: Vec<(usize, PathBuf)> = (0..shared.tasks)
+        .map(|t| (t, ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks }).0))
+        .collect();
+    let mut rows = Vec::new();
+    for (t, path) in &files {
+        let mine = |g: usize| (t + g) % peers == index;
+        match files::read_ingest_groups(path, false, &mine) {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                failure.get_or_insert(e);
+                rows.clear();
+                break;
+            }
+        }
+    }
     let out: Rc<RefCell<Vec<SketchRow>>> = Rc::default();
     let mut input: InputHandleVec<u64, Unsketched> = InputHandleVec::new();
     let probe = ProbeHandle::new();
@@ -686,13 +697,38 @@ struct DigestOf {
     len: u64,
 }
 
-/// A page's key in one band, with its keys in the bands before it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A page's key in one band, with its keys in the bands before it: a pair
+/// is sent from the first band its two pages share. `all` is one list of
+/// the page's keys in every band, shared by its entries (workers of one
+/// process pass it by reference); another process is sent the bands
+/// before this one only, and reads them as the list.
+#[derive(Debug, Clone)]
 struct BandEntry {
     band: u32,
     bkey: u64,
     key: u64,
-    before: Vec<u64>,
+    all: Arc<Vec<u64>>,
+}
+
+impl Serialize for BandEntry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.band, self.bkey, self.key, &self.all[..self.band as usize]).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for BandEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (band, bkey, key, before) = <(u32, u64, u64, Vec<u64>)>::deserialize(d)?;
+        Ok(BandEntry { band, bkey, key, all: Arc::new(before) })
+    }
+}
+
+/// A page this worker owns, as the edges stage holds it: its shingles are
+/// shared with the copies sent to the workers that verify its pairs.
+struct Held {
+    id: String,
+    shingles: Arc<Vec<u64>>,
+    minhash: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -700,7 +736,7 @@ struct SetFor {
     key: u64,
     dest: u64,
     id: String,
-    shingles: Vec<u64>,
+    shingles: Arc<Vec<u64>>,
 }
 
 fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
@@ -712,7 +748,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let params = LshParams::optimal(lowest, shared.config.permutations);
     let scope_of = shared.config.template.as_ref().map(|t| t.scope).unwrap_or_default();
 
-    let local: Rc<RefCell<HashMap<u64, SketchRow>>> = Rc::default();
+    let local: Rc<RefCell<HashMap<u64, Held>>> = Rc::default();
     let exact: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
     let pairs: Rc<RefCell<Vec<(u64, u64)>>> = Rc::default();
     let near: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
@@ -731,7 +767,10 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     .iter()
                     .map(|r| DigestOf { digest: r.digest, key: r.key, len: r.shingles.len() as u64 })
                     .collect();
-                held.extend(rows.into_iter().map(|r| (r.key, r)));
+                held.extend(rows.into_iter().map(|r| {
+                    let page = Held { id: r.id, shingles: Arc::new(r.shingles), minhash: r.minhash };
+                    (r.key, page)
+                }));
                 out
             },
         );
@@ -763,14 +802,10 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                 let mut out = Vec::with_capacity(keys.len() * params.bands);
                 for k in keys {
                     if let Some(r) = held.get(&k) {
-                        let all: Vec<u64> = (0..params.bands).map(|b| band_key(&r.minhash, params, b)).collect();
+                        let all: Arc<Vec<u64>> =
+                            Arc::new((0..params.bands).map(|b| band_key(&r.minhash, params, b)).collect());
                         for band in 0..params.bands {
-                            out.push(BandEntry {
-                                band: band as u32,
-                                bkey: all[band],
-                                key: k,
-                                before: all[..band].to_vec(),
-                            });
+                            out.push(BandEntry { band: band as u32, bkey: all[band], key: k, all: Arc::clone(&all) });
                         }
                     }
                 }
@@ -790,7 +825,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     let band = run[0].band as usize;
                     for (i, a) in run.iter().enumerate() {
                         for b in &run[i + 1..] {
-                            if !(0..band).any(|j| a.before[j] == b.before[j]) {
+                            if !(0..band).any(|j| a.all[j] == b.all[j]) {
                                 out.push((a.key, b.key));
                             }
                         }
@@ -825,7 +860,12 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                 let held = held.borrow();
                 rs.into_iter()
                     .filter_map(|(b, dest)| {
-                        held.get(&b).map(|r| SetFor { key: b, dest, id: r.id.clone(), shingles: r.shingles.clone() })
+                        held.get(&b).map(|r| SetFor {
+                            key: b,
+                            dest,
+                            id: r.id.clone(),
+                            shingles: Arc::clone(&r.shingles),
+                        })
                     })
                     .collect()
             },
@@ -890,19 +930,8 @@ enum Linked {
     Label(u64, u64),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-enum ToMember {
-    Page(u64, [u8; 16], Vec<u64>),
-    /// Member, representative, label.
-    Assign(u64, u64, u64),
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-enum ToRepresentative {
-    Page(u64, [u8; 16], Vec<u64>),
-    /// Representative, the worker that asks for it.
-    Request(u64, u64),
-}
+/// Member, representative, label.
+type Assign = (u64, u64, u64);
 
 /// A page's digest and shingles.
 type DigestAndSet = ([u8; 16], Vec<u64>);
@@ -928,12 +957,13 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
             None => vec![part_paths(&shared.work, "sketch", index, peers).0],
         }
     };
-    let pages = read_all(&sketch_files, files::read_sketch, &mut failure);
     let me = worker.index() as u64;
     let min_size = shared.config.min_cluster_size.max(2);
 
-    let assigns: Rc<RefCell<Vec<(u64, u64, u64)>>> = Rc::default();
-    let member_pages: Rc<RefCell<HashMap<u64, DigestAndSet>>> = Rc::default();
+    let assigns: Rc<RefCell<Vec<Assign>>> = Rc::default();
+    let linked_keys: Rc<RefCell<HashSet<u64>>> = Rc::default();
+    let linked_pages: Rc<RefCell<HashMap<u64, DigestAndSet>>> = Rc::default();
+    let linked_probe = ProbeHandle::new();
     let scored: Rc<RefCell<Vec<MemberRow>>> = Rc::default();
     let mut edges_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
     let mut degrees_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
@@ -959,7 +989,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
             .consolidate()
             .inner
             .flat_map(|((node, label), _time, diff)| (diff > 0).then_some(Linked::Label(node, label)));
-        let degrees = counts.map(|(k, n)| Linked::Links(k, n));
+        let degrees = counts.clone().map(|(k, n)| Linked::Links(k, n));
         let linked = gather(
             degrees.concat(labelled),
             "degrees",
@@ -991,63 +1021,64 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     }
                     // Most links first; of equals, the lowest key.
                     let rep = run.iter().max_by(|x, y| x.2.cmp(&y.2).then(y.1.cmp(&x.1))).expect("never empty").1;
-                    out.extend(run.iter().map(|&(label, key, _)| ToMember::Assign(key, rep, label)));
+                    out.extend(run.iter().map(|&(label, key, _)| (key, rep, label)));
                 }
                 out
             },
         );
-        let to_members = pages.clone().map(|(k, d, s)| ToMember::Page(k, d, s)).concat(assigned);
-        let (kept, held) = (assigns.clone(), member_pages.clone());
-        let requests = gather(
-            to_members,
-            "members",
-            |m: &ToMember| match m {
-                ToMember::Page(k, ..) | ToMember::Assign(k, ..) => owner(*k),
+        // Only pages with a confirmed pair can be in a cluster: their owners
+        // learn which they are (`linked`), then keep those pages as the
+        // pages arrive. The members' gather waits for the pages.
+        let keys = linked_keys.clone();
+        gather(
+            counts.clone(),
+            "linked",
+            |c: &(u64, u64)| owner(c.0),
+            move |cs: Vec<(u64, u64)>| {
+                keys.borrow_mut().extend(cs.into_iter().map(|c| c.0));
+                Vec::<()>::new()
             },
-            move |ms: Vec<ToMember>| {
-                let mut pages = Vec::new();
-                let mut kept = kept.borrow_mut();
-                for m in ms {
-                    match m {
-                        ToMember::Page(k, d, s) => pages.push((k, d, s)),
-                        ToMember::Assign(k, r, l) => kept.push((k, r, l)),
-                    }
+        )
+        .probe_with(&linked_probe);
+        let (keys, held) = (linked_keys.clone(), linked_pages.clone());
+        let stored = consume(
+            pages,
+            "pages",
+            |p: &(u64, [u8; 16], Vec<u64>)| owner(p.0),
+            move |(k, d, s): (u64, [u8; 16], Vec<u64>)| {
+                if keys.borrow().contains(&k) {
+                    held.borrow_mut().insert(k, (d, s));
                 }
-                let members: BTreeSet<u64> = kept.iter().map(|a| a.0).collect();
-                held.borrow_mut()
-                    .extend(pages.into_iter().filter(|p| members.contains(&p.0)).map(|(k, d, s)| (k, (d, s))));
-                let reps: BTreeSet<u64> = kept.iter().map(|a| a.1).collect();
-                reps.into_iter().map(|r| ToRepresentative::Request(r, me)).collect()
             },
         );
-        let to_reps = pages.map(|(k, d, s)| ToRepresentative::Page(k, d, s)).concat(requests);
-        let sets = gather(
-            to_reps,
-            "representatives",
-            |m: &ToRepresentative| match m {
-                ToRepresentative::Page(k, ..) | ToRepresentative::Request(k, _) => owner(*k),
+        let kept = assigns.clone();
+        let requests = gather(
+            assigned.concat(stored),
+            "members",
+            |a: &Assign| owner(a.0),
+            move |assigns: Vec<Assign>| {
+                let reps: BTreeSet<u64> = assigns.iter().map(|a| a.1).collect();
+                *kept.borrow_mut() = assigns;
+                reps.into_iter().map(|r| (r, me)).collect()
             },
-            move |ms: Vec<ToRepresentative>| {
-                let mut pages: HashMap<u64, ([u8; 16], Vec<u64>)> = HashMap::new();
-                let mut asks = Vec::new();
-                for m in ms {
-                    match m {
-                        ToRepresentative::Page(k, d, s) => {
-                            pages.insert(k, (d, s));
-                        }
-                        ToRepresentative::Request(r, dest) => asks.push((r, dest)),
-                    }
-                }
+        );
+        let held = linked_pages.clone();
+        let sets = gather(
+            requests,
+            "representatives",
+            |r: &(u64, u64)| owner(r.0),
+            move |mut asks: Vec<(u64, u64)>| {
                 asks.sort_unstable();
                 asks.dedup();
+                let held = held.borrow();
                 asks.into_iter()
                     .filter_map(|(r, dest)| {
-                        pages.get(&r).map(|(d, s)| RepSet { key: r, dest, digest: *d, shingles: s.clone() })
+                        held.get(&r).map(|(d, s)| RepSet { key: r, dest, digest: *d, shingles: s.clone() })
                     })
                     .collect()
             },
         );
-        let (kept, held, out) = (assigns.clone(), member_pages.clone(), scored.clone());
+        let (kept, held, out) = (assigns.clone(), linked_pages.clone(), scored.clone());
         gather(
             sets,
             "score",
@@ -1088,11 +1119,16 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     for (k, n) in degree {
         degrees_in.send((k, n));
     }
-    for p in pages {
-        pages_in.send((p.key, p.digest, p.shingles));
-    }
     drop(edges_in);
     drop(degrees_in);
+    // Sent as they are read, once every owner knows which pages to keep.
+    run_to_end(worker, &linked_probe);
+    for path in &sketch_files {
+        if let Err(e) = files::read_sketch_each(path, |p| pages_in.send((p.key, p.digest, p.shingles))) {
+            failure.get_or_insert(e);
+            break;
+        }
+    }
     drop(pages_in);
     run_to_end(worker, &probe);
     if let Some(e) = failure {

@@ -6,6 +6,7 @@
 //! means "the input is complete": a bulk-synchronous step per operator,
 //! with timely doing the exchange and the progress tracking.
 
+use timely::container::CapacityContainerBuilder;
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
@@ -38,6 +39,36 @@ where
             }
         }
     })
+}
+
+/// Records routed by `route`, each handed to `each` as it arrives (nothing
+/// is held back); the output carries no records, only the completion: an
+/// operator fed from it runs after every record has been handed over.
+pub fn consume<'s, D, O, R, E>(
+    stream: StreamVec<'s, u64, D>,
+    name: &str,
+    route: R,
+    mut each: E,
+) -> StreamVec<'s, u64, O>
+where
+    D: timely::ExchangeData + Clone,
+    O: Clone + 'static,
+    R: FnMut(&D) -> u64 + 'static,
+    E: FnMut(D) + 'static,
+{
+    stream.unary_frontier::<CapacityContainerBuilder<Vec<O>>, _, _, _>(
+        Exchange::new(route),
+        name,
+        move |_cap, _info| {
+            move |(input, _frontier), _output| {
+                input.for_each_stamp(|_time, data| {
+                    for d in data {
+                        d.drain(..).for_each(&mut each);
+                    }
+                });
+            }
+        },
+    )
 }
 
 /// A well-spread hash of a key: the owner of a page is `owner(key) %

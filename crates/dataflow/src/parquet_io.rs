@@ -29,6 +29,12 @@ pub const VERSION_KEY: &str = "webdup.format_version";
 /// Rows per record batch when writing.
 const BATCH_ROWS: usize = 8192;
 
+/// Encoded bytes a writer buffers before it ends a row group. The writer
+/// keeps a whole row group in memory, and its default (a million rows)
+/// made a stage file's row group as large as the file: 400 MB of shingles
+/// for 100,000 pages, all of it fresh memory the kernel zeroes.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+
 /// One column to write; lists and strings are borrowed from the rows.
 pub enum Column<'a> {
     U64(Vec<u64>),
@@ -140,41 +146,98 @@ pub fn write(
     storage: Storage,
     columns: Vec<(&str, Column)>,
 ) -> Result<(), Error> {
-    let rows = columns.first().map_or(0, |(_, c)| c.len());
-    debug_assert!(columns.iter().all(|(_, c)| c.len() == rows), "columns of different lengths");
-    let fields: Vec<Field> = columns.iter().map(|(name, c)| Field::new(*name, c.data_type(), c.nullable())).collect();
-    let schema = Arc::new(Schema::new(fields));
-    let (compression, dictionary) = match storage {
-        Storage::Plain => (Compression::UNCOMPRESSED, false),
-        Storage::Compressed => (Compression::SNAPPY, true),
-    };
-    let props = WriterProperties::builder()
-        .set_compression(compression)
-        .set_dictionary_enabled(dictionary)
-        .set_key_value_metadata(Some(vec![
-            KeyValue::new(KIND_KEY.to_string(), kind.to_string()),
-            KeyValue::new(VERSION_KEY.to_string(), version.to_string()),
-        ]))
-        .build();
-    let tmp = crate::marker::temporary(path);
-    let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| Error::parquet(path, e))?;
-    let mut from = 0;
-    loop {
-        let to = (from + BATCH_ROWS).min(rows);
-        let arrays: Vec<ArrayRef> = columns.iter().map(|(_, c)| c.slice(from, to)).collect();
-        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| Error::arrow(path, e))?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-        from = to;
-        if from >= rows {
-            break;
+    let mut w = Writer::new(path, kind, version, storage);
+    w.append(columns)?;
+    w.finish()
+}
+
+/// A Parquet file written a block of rows at a time: [`Writer::append`]
+/// takes the columns of some rows (the first block sets the schema), and
+/// [`Writer::finish`] renames the whole file into place.
+pub struct Writer<'p> {
+    path: &'p Path,
+    tmp: std::path::PathBuf,
+    props: Option<WriterProperties>,
+    writer: Option<(ArrowWriter<File>, Arc<Schema>)>,
+    row_group_bytes: usize,
+}
+
+impl<'p> Writer<'p> {
+    pub fn new(path: &'p Path, kind: &str, version: u32, storage: Storage) -> Writer<'p> {
+        let (compression, dictionary) = match storage {
+            Storage::Plain => (Compression::UNCOMPRESSED, false),
+            Storage::Compressed => (Compression::SNAPPY, true),
+        };
+        let props = WriterProperties::builder()
+            .set_compression(compression)
+            .set_dictionary_enabled(dictionary)
+            .set_key_value_metadata(Some(vec![
+                KeyValue::new(KIND_KEY.to_string(), kind.to_string()),
+                KeyValue::new(VERSION_KEY.to_string(), version.to_string()),
+            ]))
+            .build();
+        Writer {
+            path,
+            tmp: crate::marker::temporary(path),
+            props: Some(props),
+            writer: None,
+            row_group_bytes: ROW_GROUP_BYTES,
         }
     }
-    // Not synced to disk: the rename makes a killed process leave a whole
-    // file or none, which is what a rerun needs; after a power cut, a part
-    // that does not read is an error naming it (delete it and run again).
-    drop(writer.into_inner().map_err(|e| Error::parquet(path, e))?);
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+
+    /// Ends a row group once this many encoded bytes are buffered.
+    pub fn row_group_bytes(mut self, bytes: usize) -> Writer<'p> {
+        self.row_group_bytes = bytes;
+        self
+    }
+
+    /// Writes the rows of `columns` (all of one length, the same names and
+    /// types at every call).
+    pub fn append(&mut self, columns: Vec<(&str, Column)>) -> Result<(), Error> {
+        let path = self.path;
+        let rows = columns.first().map_or(0, |(_, c)| c.len());
+        debug_assert!(columns.iter().all(|(_, c)| c.len() == rows), "columns of different lengths");
+        if self.writer.is_none() {
+            let fields: Vec<Field> =
+                columns.iter().map(|(name, c)| Field::new(*name, c.data_type(), c.nullable())).collect();
+            let schema = Arc::new(Schema::new(fields));
+            let file = File::create(&self.tmp).map_err(|e| Error::io(&self.tmp, e))?;
+            let writer =
+                ArrowWriter::try_new(file, schema.clone(), self.props.take()).map_err(|e| Error::parquet(path, e))?;
+            self.writer = Some((writer, schema));
+        }
+        let Some((writer, schema)) = self.writer.as_mut() else { unreachable!("created above") };
+        let mut from = 0;
+        loop {
+            let to = (from + BATCH_ROWS).min(rows);
+            let arrays: Vec<ArrayRef> = columns.iter().map(|(_, c)| c.slice(from, to)).collect();
+            let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| Error::arrow(path, e))?;
+            writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+            if writer.in_progress_size() >= self.row_group_bytes {
+                writer.flush().map_err(|e| Error::parquet(path, e))?;
+            }
+            from = to;
+            if from >= rows {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the file and renames it into place. At least one
+    /// [`Writer::append`] (of no rows, if need be) must come first: it
+    /// gives the file its schema.
+    pub fn finish(self) -> Result<(), Error> {
+        let path = self.path;
+        let Some((writer, _)) = self.writer else {
+            return Err(Error::Format(format!("{}: nothing was written, not even a schema", path.display())));
+        };
+        // Not synced to disk: the rename makes a killed process leave a whole
+        // file or none, which is what a rerun needs; after a power cut, a part
+        // that does not read is an error naming it (delete it and run again).
+        drop(writer.into_inner().map_err(|e| Error::parquet(path, e))?);
+        std::fs::rename(&self.tmp, path).map_err(|e| Error::io(path, e))
+    }
 }
 
 /// The record batches of `path`, one at a time, checked to be a `kind` file
@@ -184,6 +247,18 @@ pub fn read<'p>(
     kind: &str,
     version: u32,
     columns: Option<&[&str]>,
+) -> Result<impl Iterator<Item = Result<RecordBatch, Error>> + 'p, Error> {
+    read_groups(path, kind, version, columns, &|_| true)
+}
+
+/// [`read`], of the row groups whose index `groups` takes only: workers
+/// that share one file each read some of its row groups.
+pub fn read_groups<'p>(
+    path: &'p Path,
+    kind: &str,
+    version: u32,
+    columns: Option<&[&str]>,
+    groups: &dyn Fn(usize) -> bool,
 ) -> Result<impl Iterator<Item = Result<RecordBatch, Error>> + 'p, Error> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet(path, e))?;
@@ -214,7 +289,8 @@ pub fn read<'p>(
         }
         None => builder,
     };
-    let reader = builder.build().map_err(|e| Error::parquet(path, e))?;
+    let wanted: Vec<usize> = (0..builder.metadata().num_row_groups()).filter(|&g| groups(g)).collect();
+    let reader = builder.with_row_groups(wanted).build().map_err(|e| Error::parquet(path, e))?;
     Ok(reader.map(move |b| b.map_err(|e| Error::arrow(path, e))))
 }
 

@@ -59,12 +59,6 @@ fn digest_of(bytes: Option<Vec<u8>>, path: &Path) -> Result<[u8; 16], Error> {
         .ok_or_else(|| Error::Format(format!("{}: a digest that is not 16 bytes", path.display())))
 }
 
-pub fn write_ingest(path: &Path, rows: &[IngestRow]) -> Result<(), Error> {
-    let mut w = IngestWriter::new(path);
-    w.append(rows)?;
-    w.finish()
-}
-
 /// An ingest file written a block of rows at a time, so a task holds one
 /// block in memory, not its whole share.
 pub struct IngestWriter<'p> {

@@ -122,7 +122,6 @@ pub fn ingest(
     // politeness queue wait for the slowest.
     let (urls, local): (Vec<Source>, Vec<Source>) =
         mine.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
-    let blocks = local.len().div_ceil(BLOCK).max(1);
     let mut local = local.into_iter();
     let progress = Blocks::new(progress, (urls.len() + local.len()) as u64);
     let mut writer = IngestWriter::new(&data);
@@ -134,12 +133,13 @@ pub fn ingest(
         warc.merge(warc_of);
         writer.append(&rows)
     };
-    for _ in 0..blocks {
+    loop {
         let block: Vec<Source> = local.by_ref().take(BLOCK).collect();
-        if !block.is_empty() {
-            let (rows, archived) = rows_of(run.load(block, config, &progress)?);
-            write(rows, &archived)?;
+        if block.is_empty() {
+            break;
         }
+        let (rows, archived) = rows_of(run.load(block, config, &progress)?);
+        write(rows, &archived)?;
     }
     if !urls.is_empty() {
         let (rows, archived) = rows_of(run.load(urls, config, &progress)?);

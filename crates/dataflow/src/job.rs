@@ -522,15 +522,16 @@ fn inputs_of(worker: &Worker, shared: &Shared, stage: usize) -> Vec<PathBuf> {
     }
 }
 
-/// Reads every file with `read`; the first failure is kept and the worker
-/// goes on with nothing, so the other workers are not left waiting.
-fn read_all<T>(
-    paths: &[PathBuf],
-    read: impl Fn(&Path) -> Result<Vec<T>, Error>,
+/// Reads every file (or share of one) with `read`; the first failure is
+/// kept and the worker goes on with nothing, so the other workers are not
+/// left waiting.
+fn read_all<I, T>(
+    inputs: impl IntoIterator<Item = I>,
+    read: impl Fn(I) -> Result<Vec<T>, Error>,
     failure: &mut Option<Error>,
 ) -> Vec<T> {
     let mut out = Vec::new();
-    for p in paths {
+    for p in inputs {
         match read(p) {
             Ok(rows) => out.extend(rows),
             Err(e) => {
@@ -591,21 +592,14 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     // Every worker reads a share of every ingest file's row groups, so the
     // reading is spread even when there are fewer files than workers.
     let (index, peers) = (worker.index(), worker.peers());
-    let files: Vec<(usize, PathBuf)> = (0..shared.tasks)
-        .map(|t| (t, ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks }).0))
-        .collect();
-    let mut rows = Vec::new();
-    for (t, path) in &files {
-        let mine = |g: usize| (t + g) % peers == index;
-        match files::read_ingest_groups(path, false, &mine) {
-            Ok(r) => rows.extend(r),
-            Err(e) => {
-                failure.get_or_insert(e);
-                rows.clear();
-                break;
-            }
-        }
-    }
+    let rows = read_all(
+        0..shared.tasks,
+        |t| {
+            let (path, _) = ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks });
+            files::read_ingest_groups(&path, false, &|g| (t + g) % peers == index)
+        },
+        &mut failure,
+    );
     let out: Rc<RefCell<Vec<SketchRow>>> = Rc::default();
     let mut input: InputHandleVec<u64, Unsketched> = InputHandleVec::new();
     let probe = ProbeHandle::new();
@@ -741,7 +735,7 @@ struct SetFor {
 
 fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let mut failure = None;
-    let rows = read_all(&inputs_of(worker, shared, 1), files::read_sketch, &mut failure);
+    let rows = read_all(&inputs_of(worker, shared, 1), |p| files::read_sketch(p), &mut failure);
     let me = worker.index() as u64;
     let matching = shared.config.match_settings();
     let lowest = matching.lowest_threshold();
@@ -946,7 +940,7 @@ struct RepSet {
 
 fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let mut failure = None;
-    let edge_rows = read_all(&inputs_of(worker, shared, 2), files::read_edges, &mut failure);
+    let edge_rows = read_all(&inputs_of(worker, shared, 2), |p| files::read_edges(p), &mut failure);
     let sketch_files: Vec<PathBuf> = {
         let (index, peers) = (worker.index(), worker.peers());
         match shared.complete[0] {

@@ -505,3 +505,52 @@ fn matches_carry_their_row_ids_and_equally_near_pages_come_oldest_first() {
     assert_eq!((r.near[0].id, r.near[0].url.as_str()), (article, "https://z.test/article"));
     assert_eq!(r.near[1].id, mirror);
 }
+
+#[test]
+fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
+    // The same story in another site's template keeps some of each
+    // template's text: `cluster` holds such pairs to 0.5, and so does the
+    // index, with a band table built for 0.5.
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    assert_eq!(config.cross_site_threshold, Some(0.5));
+    let path = dir.path().join("i.db");
+    let index = Index::open(&path, &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(30, 23);
+    let pages: Vec<Page> = t
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Page::new("c1", format!("https://a.test/{i}"), fingerprint(&fp, "x", s)))
+        .collect();
+    index.insert_batch(&pages).unwrap();
+    let story = &pages[4].fingerprint.as_ref().unwrap().shingles;
+
+    let copy = edited(&t[4], 20);
+    let across = fingerprint(&fp, "https://b.test/story", &copy);
+    let jaccard = webdup::verify::Overlap::of(&across.shingles, story).jaccard();
+    assert!(jaccard > 0.5 && jaccard < 0.8, "{jaccard}");
+    let r = index.check(&across).unwrap();
+    assert_eq!(r.near.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), ["https://a.test/4"], "{r:?}");
+    assert_eq!(r.near[0].jaccard, jaccard);
+
+    // The same text on the original's own site is held to 0.8.
+    let within = fingerprint(&fp, "https://a.test/story", &copy);
+    assert!(!index.check(&within).unwrap().seen());
+
+    // check_and_insert applies the same rule; the setting is recorded.
+    let (result, _) = index.check_and_insert(&Page::new("c2", "https://b.test/story", across.clone())).unwrap();
+    assert!(result.seen());
+    drop(index);
+    let stored = Index::open_existing(&path).unwrap().settings().clone();
+    assert_eq!((stored.threshold, stored.cross_site_threshold), (0.8, Some(0.5)));
+    assert_eq!((stored.bands, stored.rows), (config.lsh_params().bands, config.lsh_params().rows));
+    assert_eq!(config.lsh_params(), webdup::index::LshParams::optimal(0.5, config.permutations));
+
+    // An index with one rule for every pair holds the copy to 0.8.
+    let one_rule = Config { cross_site_threshold: None, ..config.clone() }.validate().unwrap();
+    let index = Index::open(dir.path().join("one.db"), &one_rule).unwrap();
+    index.insert_batch(&pages).unwrap();
+    assert!(!index.check(&across).unwrap().seen());
+    assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.permutations).bands);
+}

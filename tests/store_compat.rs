@@ -128,3 +128,37 @@ fn the_template_setting_assumed_for_old_files_is_todays_default() {
     let index = open_copy(5, dir.path());
     assert_eq!(index.settings().fingerprint.template, written.fingerprint.template);
 }
+
+/// An index written before the cross-site threshold was recorded holds
+/// every pair to its one threshold, with a band table built for it: the
+/// command line's default (0.5 across sites) does not apply to it, and
+/// adding to it or serving it needs no flag; asking for 0.5 is refused by
+/// name.
+#[test]
+fn files_without_a_cross_site_threshold_keep_one_rule_and_take_new_pages() {
+    current_version_file();
+    for version in OLDEST_KEPT..=schema::VERSION {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open_copy(version, dir.path());
+        assert_eq!(index.settings().cross_site_threshold, None, "v{version}");
+        drop(index);
+        let copy = dir.path().join(format!("v{version}.db"));
+        let add = |extra: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_webdup"))
+                .args(["index", "add", "--quiet", "--index"])
+                .arg(&copy)
+                .args(["--crawl", "again"])
+                .args(extra)
+                .arg(data().join("compat-site/article.html"))
+                .output()
+                .unwrap()
+        };
+        let refused = add(&["--cross-site-threshold", "0.5"]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success() && stderr.contains("cross_site_threshold"), "v{version}: {stderr}");
+        let added = add(&[]);
+        assert!(added.status.success(), "v{version}: {}", String::from_utf8_lossy(&added.stderr));
+        let index = Index::open_existing(&copy).unwrap();
+        assert_eq!((index.stats().unwrap().pages, index.settings().cross_site_threshold), (5, None), "v{version}");
+    }
+}

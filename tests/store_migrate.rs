@@ -59,8 +59,9 @@ PRAGMA user_version = 1;
 fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
-    // Indexes of this version were built when trafilatura was the default extractor.
-    let mut config = Config::default();
+    // Indexes of this version were built when trafilatura was the default
+    // extractor, and held every pair to one threshold.
+    let mut config = Config { cross_site_threshold: None, ..Config::default() };
     config.extract.extractor = ExtractorKind::Trafilatura;
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
@@ -136,8 +137,9 @@ PRAGMA user_version = 2;
 fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
-    // Indexes of this version were built when trafilatura was the default extractor.
-    let mut config = Config::default();
+    // Indexes of this version were built when trafilatura was the default
+    // extractor, and held every pair to one threshold.
+    let mut config = Config { cross_site_threshold: None, ..Config::default() };
     config.extract.extractor = ExtractorKind::Trafilatura;
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
@@ -234,7 +236,8 @@ PRAGMA user_version = 3;
 fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");
-    let config = Config::default().validate().unwrap();
+    // Indexes of this version held every pair to one threshold.
+    let config = Config { cross_site_threshold: None, ..Config::default() }.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let t = corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, ..Default::default() });
     let text = t[0].as_str();
@@ -262,6 +265,16 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
         .unwrap();
         write_band_rows(&conn, &f.minhash, lsh);
     }
+
+    // Today's default holds pages of two sites to 0.5, with a band table
+    // built for it: the file's is built for 0.8, so it refuses and names
+    // the setting; its own settings read back as having no cross-site rule.
+    let refused =
+        Index::open(&path, &Config::default().validate().unwrap()).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(refused.contains("cross_site_threshold"), "{refused}");
+    let stored = Index::open_existing(&path).unwrap().settings().clone();
+    assert_eq!(stored.cross_site_threshold, None);
+    assert_eq!(stored.apply(Config::default()).unwrap().cross_site_threshold, None);
 
     let index = Index::open(&path, &config).unwrap();
     let stats = index.stats().unwrap();

@@ -327,12 +327,13 @@ pub struct SettingsArgs {
     /// [default: 0.8; `audit --index`: the index's own unless given].
     #[arg(long, short = 't', value_name = "T")]
     pub threshold: Option<f64>,
-    /// Least exact Jaccard for two pages of different sites (`cluster`,
-    /// `audit`). Different sites share no template, so what two of their
-    /// pages share is content: a syndicated copy in another site's
-    /// template. Give the --threshold value for one rule for every pair.
-    #[arg(long, default_value_t = 0.5, value_name = "J")]
-    pub cross_site_threshold: f64,
+    /// Least exact Jaccard for two pages of different sites. Different
+    /// sites share no template, so what two of their pages share is
+    /// content: a syndicated copy in another site's template. Give the
+    /// --threshold value for one rule for every pair [default: 0.5; an
+    /// existing index: its own].
+    #[arg(long, value_name = "J")]
+    pub cross_site_threshold: Option<f64>,
     /// What the thresholds measure: `jaccard` (the two pages are mostly the
     /// same text) or `containment` (the smaller page's text is mostly found
     /// in the larger: an excerpt, a trimmed copy, an article with comments
@@ -446,10 +447,17 @@ impl SettingsArgs {
     pub fn threshold(&self) -> f64 {
         self.threshold.unwrap_or(DEFAULT_THRESHOLD)
     }
+
+    /// `--cross-site-threshold`, or its default.
+    pub fn cross_site_threshold(&self) -> f64 {
+        self.cross_site_threshold.unwrap_or(DEFAULT_CROSS_SITE_THRESHOLD)
+    }
 }
 
 /// `--threshold` when none is given.
 pub const DEFAULT_THRESHOLD: f64 = 0.8;
+/// `--cross-site-threshold` when not given (an index keeps its own).
+pub const DEFAULT_CROSS_SITE_THRESHOLD: f64 = 0.5;
 
 impl FetchArgs {
     /// The fetcher config these flags describe, validated; `max_bytes` is
@@ -531,7 +539,7 @@ impl SettingsArgs {
             permutations: self.permutations,
             seed: self.seed,
             threshold: self.threshold(),
-            cross_site_threshold: Some(self.cross_site_threshold).filter(|&c| c != self.threshold()),
+            cross_site_threshold: Some(self.cross_site_threshold()).filter(|&c| c != self.threshold()),
             measure: match self.measure {
                 MeasureArg::Jaccard => Measure::Jaccard,
                 MeasureArg::Containment => Measure::Containment,

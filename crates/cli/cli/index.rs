@@ -13,7 +13,7 @@ use webdup::engine::{self, Measure};
 use webdup::report::{self, ClusterReport};
 use webdup::store::{CheckResult, Index, StoredPage, pages_of};
 
-use super::args::{CommonArgs, OutputArgs};
+use super::args::{CommonArgs, OutputArgs, SettingsArgs};
 use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress, report_archives};
 
 /// The index file every index command takes.
@@ -120,14 +120,21 @@ fn open_stored(path: &Path, common: &CommonArgs, own_threshold: bool) -> anyhow:
         // threshold: not a setting the fingerprints depend on.
         asked.threshold = index.settings().threshold;
     }
-    let differences = index.settings().differences(&webdup::store::Settings::of(&asked));
+    let mut differences = index.settings().differences(&webdup::store::Settings::of(&asked));
+    if own_threshold || common.settings.cross_site_threshold.is_none() {
+        // Applied as asked, or not asked for.
+        differences.retain(|d| !d.starts_with("cross_site_threshold"));
+    }
     if !differences.is_empty() {
         eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
     }
     let cross_site = asked.cross_site_threshold;
     let mut config = index.settings().apply(asked)?;
-    if recluster {
-        config.threshold = common.threshold();
+    if own_threshold {
+        // The stored sets re-cluster under any rule for pages of two sites.
+        if recluster {
+            config.threshold = common.threshold();
+        }
         config.cross_site_threshold = cross_site.filter(|&c| c != config.threshold);
         config = config.validate()?;
     }
@@ -167,6 +174,28 @@ struct AddSummary<'a> {
     warc: webdup::warc::Summary,
 }
 
+/// `config` for adding to or serving the index at `path`: when the index
+/// exists, what the command line leaves to its default is the index's own
+/// for the extractor (one made before `blocks` became the default keeps
+/// `auto`) and the cross-site threshold (one made before the index applied
+/// it has none, and its band table is built for its one threshold).
+pub fn with_index_defaults(path: &Path, args: &SettingsArgs, mut config: webdup::Config) -> webdup::Config {
+    if !path.is_file() {
+        return config;
+    }
+    let Ok(existing) = Index::open_existing(path) else { return config };
+    let stored = existing.settings();
+    if args.extract.extractor.is_none()
+        && let Ok(kind) = stored.fingerprint.extractor.parse()
+    {
+        config.extract.extractor = kind;
+    }
+    if args.cross_site_threshold.is_none() {
+        config.cross_site_threshold = stored.cross_site_threshold;
+    }
+    config
+}
+
 fn add(
     crawl: &str,
     inputs: &[String],
@@ -176,16 +205,7 @@ fn add(
     common: &CommonArgs,
 ) -> anyhow::Result<ExitCode> {
     // Page metadata (canonical, noindex, description, h1) and main texts are stored.
-    let mut config = webdup::Config { keep_pages: true, ..common.to_config()? };
-    // An index keeps the extractor it was made with (one made before
-    // `blocks` became the default, `auto`) unless --extractor names another.
-    if common.extract.extractor.is_none()
-        && path.is_file()
-        && let Ok(existing) = Index::open_existing(path)
-        && let Ok(kind) = existing.settings().fingerprint.extractor.parse()
-    {
-        config.extract.extractor = kind;
-    }
+    let config = with_index_defaults(path, common, webdup::Config { keep_pages: true, ..common.to_config()? });
     let index = Index::open(path, &config)?;
     if crawl.trim().is_empty() {
         anyhow::bail!("--crawl must not be empty");
@@ -291,7 +311,7 @@ struct IndexedClusterReport {
 /// document against everything indexed. JSON, or CSV with one row per
 /// (document, indexed match).
 pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &OutputArgs) -> anyhow::Result<ExitCode> {
-    let config = common.to_config()?;
+    let config = with_index_defaults(path, common, common.to_config()?);
     let index = match config.measure {
         Measure::Jaccard => Index::open(path, &config)?,
         // --threshold is the containment asked for; the index keeps its own

@@ -53,7 +53,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = args.settings.to_config()?;
+    let config = super::index::with_index_defaults(&args.index.path, &args.settings, args.settings.to_config()?);
     let serve_config = ServeConfig {
         bind: args.bind,
         token: args.token.clone().or_else(|| std::env::var("WEBDUP_TOKEN").ok()),

@@ -414,7 +414,9 @@ fn json_of(py: Python<'_>, v: &impl serde::Serialize) -> PyResult<Py<PyAny>> {
 ///
 /// `Index(path)` opens an index with the settings it was built with, or
 /// creates one with the defaults. `threshold` (least exact Jaccard for a
-/// near duplicate) and `extractor` (main-content extractor: blocks, auto,
+/// near duplicate; pages of two different hosts are held to 0.5, as
+/// `webdup cluster` holds them, or to `threshold` when it is lower) and
+/// `extractor` (main-content extractor: blocks, auto,
 /// trafilatura, rs-trafilatura, readability, fast, none) set a new index's
 /// settings; given for an existing index, they must be the ones it was built
 /// with. `crawl` names the crawl pages are recorded in unless they name
@@ -573,10 +575,18 @@ impl Index {
         self.crawler.index().path().to_path_buf()
     }
 
-    /// The Jaccard threshold of near duplicates.
+    /// The Jaccard threshold of near duplicates (two pages of one host).
     #[getter]
     fn threshold(&self) -> f64 {
         self.crawler.index().settings().threshold
+    }
+
+    /// The Jaccard threshold of two pages of different hosts (the same
+    /// article in another site's template), or None when the index holds
+    /// every pair to `threshold`.
+    #[getter]
+    fn cross_site_threshold(&self) -> Option<f64> {
+        self.crawler.index().settings().cross_site_threshold
     }
 
     fn __repr__(&self) -> String {

@@ -85,6 +85,19 @@ class IndexTest(unittest.TestCase):
         self.assertEqual(index.remove("https://c.test/new"), 1)
         self.assertEqual(index.stats()["pages"], 2)
 
+    def test_pages_of_another_host_are_held_to_the_cross_site_threshold(self) -> None:
+        index = webdup.Index(self.path)
+        self.assertEqual((index.threshold, index.cross_site_threshold), (0.8, 0.5))
+        story = article(11)
+        index.insert("https://a.test/story", text=story)
+        copy = edited(story, 20)
+        across = index.check("https://b.test/story", text=copy)
+        self.assertEqual([m.url for m in across.near], ["https://a.test/story"])
+        self.assertTrue(0.5 <= across.near[0].jaccard < 0.8, across.near[0].jaccard)
+        self.assertFalse(index.check("https://a.test/copy", text=copy).seen)
+        # One rule for every pair when the threshold is at or below 0.5.
+        self.assertIsNone(webdup.Index(self.path + ".low", threshold=0.5).cross_site_threshold)
+
     def test_an_existing_index_opens_with_its_settings_and_refuses_others(self) -> None:
         webdup.Index(self.path, threshold=0.7, extractor="readability").insert("https://a.test/", text=article(3))
         self.assertEqual(webdup.Index(self.path).threshold, 0.7)

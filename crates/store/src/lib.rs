@@ -8,8 +8,12 @@
 //! Jaccard is exact ([`crate::verify::Overlap`]).
 //!
 //! The index remembers the settings its fingerprints were made with
-//! (shingling, permutations, seed, threshold and banding) and refuses to
+//! (shingling, permutations, seed, thresholds and banding) and refuses to
 //! open with different ones: fingerprints made otherwise are not comparable.
+//! Like `webdup cluster`, it holds pages of two different sites to its
+//! cross-site threshold when it has one (the same article in another site's
+//! template keeps some of each template's text), and pages of one site to
+//! its threshold; the band table is built for the lower of the two.
 //!
 //! An [`Index`] is `Send + Sync`: share it across tokio tasks or threads as
 //! an `Arc<Index>`. Writes go through one connection behind a mutex; reads
@@ -118,12 +122,19 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An index's settings, kept in the `meta` table: the fingerprint settings
-/// its pages were made with, and the Jaccard threshold its band table is
+/// its pages were made with, and the Jaccard thresholds its band table is
 /// built for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub fingerprint: FingerprintSettings,
+    /// The least Jaccard of two pages of one site that are duplicates.
     pub threshold: f64,
+    /// The least Jaccard of two pages of different sites (as
+    /// [`template::site_of`] names them) that are duplicates; `None`: the
+    /// one threshold for all pairs. An index written before this setting
+    /// was recorded has none (its bands were built for `threshold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_site_threshold: Option<f64>,
     pub bands: usize,
     pub rows: usize,
     /// Settings the file does not record (it was written before they were
@@ -131,6 +142,10 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumed: Vec<String>,
 }
+
+/// The `meta` key of [`Settings::cross_site_threshold`], and its value for none.
+const CROSS_SITE: &str = "cross_site_threshold";
+const OFF: &str = "off";
 
 /// A configuration that can take an index's settings: `webdup`'s `Config`.
 /// The store itself never builds one, so it depends on no extractor.
@@ -204,6 +219,10 @@ impl Settings {
                 simhash_weighting,
             },
             threshold: parse("threshold", get("threshold")?)?,
+            cross_site_threshold: match recorded(CROSS_SITE)?.as_deref() {
+                None | Some(OFF) => None,
+                Some(v) => Some(parse(CROSS_SITE, v.to_string())?),
+            },
             bands: parse("bands", get("bands")?)?,
             rows: parse("rows", get("rows")?)?,
             assumed,
@@ -226,7 +245,26 @@ impl Settings {
         if self.threshold != other.threshold {
             out.push(format!("threshold = {} (not {})", self.threshold, other.threshold));
         }
+        if self.cross_site_threshold != other.cross_site_threshold {
+            let show = |t: Option<f64>| t.map_or_else(|| OFF.to_string(), |t| t.to_string());
+            out.push(format!(
+                "{CROSS_SITE} = {} (not {})",
+                show(self.cross_site_threshold),
+                show(other.cross_site_threshold)
+            ));
+        }
         out
+    }
+
+    /// The least Jaccard that makes `a` and `b` (page ids: URLs or paths,
+    /// read by the index's template scope) duplicates.
+    pub fn threshold_between(&self, a: &str, b: &str) -> f64 {
+        let Some(cross) = self.cross_site_threshold else { return self.threshold };
+        let scope = self.fingerprint.template.as_ref().map_or_else(Default::default, |t| t.scope);
+        match (template::site_of(a, scope), template::site_of(b, scope)) {
+            (Some(x), Some(y)) if x != y => cross,
+            _ => self.threshold,
+        }
     }
 
     /// The `meta` rows: each setting's key and stored value.
@@ -245,6 +283,7 @@ impl Settings {
             ("permutations", f.permutations.to_string()),
             ("seed", f.seed.to_string()),
             ("threshold", self.threshold.to_string()),
+            (CROSS_SITE, self.cross_site_threshold.map_or_else(|| OFF.to_string(), |t| t.to_string())),
             ("bands", self.bands.to_string()),
             ("rows", self.rows.to_string()),
             ("template", template),
@@ -401,7 +440,9 @@ impl Match {
 pub struct CheckResult {
     /// Pages with the same normalized text (same MD5), in insertion order.
     pub exact: Vec<Match>,
-    /// Other pages with Jaccard at least the index threshold, most similar first (ties: the page stored first).
+    /// Other pages with Jaccard at least the index threshold (its cross-site
+    /// threshold for a page of another site), most similar first (ties: the
+    /// page stored first).
     pub near: Vec<Match>,
     /// LSH candidates looked at (before exact verification).
     pub candidates: usize,
@@ -763,9 +804,15 @@ impl Index {
             .optional()?
             .unwrap_or_default();
         let assumed: Vec<&str> = assumed.split(',').filter(|k| !k.is_empty()).collect();
+        let existing: bool = tx.query_row("SELECT count(*) > 0 FROM meta WHERE key = 'threshold'", [], |r| r.get(0))?;
         for (key, value) in settings.pairs() {
-            let stored: Option<String> =
+            let mut stored: Option<String> =
                 tx.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?;
+            if stored.is_none() && existing && key == CROSS_SITE {
+                // Written before the setting was recorded: its bands were
+                // built for its one threshold.
+                stored = Some(OFF.into());
+            }
             match stored {
                 None => {
                     tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", params![key, value])?;
@@ -1023,8 +1070,10 @@ impl Index {
     }
 
     /// Pages with content similar to `fp`: the same text (MD5), or Jaccard
-    /// at least the index threshold. Candidates come from the LSH band
-    /// table; each is verified on the stored shingles.
+    /// at least the index threshold ([`Settings::threshold_between`]: its
+    /// cross-site threshold when `fp.id` and the page are of different
+    /// sites). Candidates come from the LSH band table; each is verified on
+    /// the stored shingles.
     pub fn check(&self, fp: &Fingerprint) -> Result<CheckResult> {
         self.fits(fp)?;
         self.with_reader(|conn| {
@@ -1139,9 +1188,10 @@ impl Index {
             }
         }
         result.candidates = candidates.len();
-        let threshold = self.settings.threshold;
         let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
-        result.near = verify_candidates(conn, fp, candidates, |o| o.jaccard() >= threshold, |m| m.jaccard)?;
+        let settings = &self.settings;
+        let keep = |url: &str, o: &Overlap| o.jaccard() >= settings.threshold_between(&fp.id, url) - 1e-12;
+        result.near = verify_candidates(conn, fp, candidates, keep, |m| m.jaccard)?;
         Ok(result)
     }
 
@@ -1195,7 +1245,7 @@ impl Index {
                 conn,
                 fp,
                 candidates,
-                |o| o.containment_of_smaller() >= threshold,
+                |_, o| o.containment_of_smaller() >= threshold,
                 |m| m.containment.max(m.contained),
             )?;
             Ok(result)
@@ -1482,7 +1532,7 @@ fn verify_candidates(
     conn: &Connection,
     fp: &Fingerprint,
     candidates: impl IntoIterator<Item = i64>,
-    keep: impl Fn(&Overlap) -> bool,
+    keep: impl Fn(&str, &Overlap) -> bool,
     score: impl Fn(&Match) -> f64,
 ) -> Result<Vec<Match>> {
     let mut stmt = conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
@@ -1501,7 +1551,7 @@ fn verify_candidates(
             .optional()?;
         let Some((url, crawl, final_url, title, Some(blob))) = row else { continue };
         let o = Overlap::of(&fp.shingles, &decode_u64s(&blob, id)?);
-        if keep(&o) {
+        if keep(&url, &o) {
             near.push(Match::new(id, url, crawl, final_url, title, &o));
         }
     }

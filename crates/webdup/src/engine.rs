@@ -124,11 +124,10 @@ impl Config {
         Ok(self)
     }
 
-    /// The LSH banding for [`Config::threshold`] (what an index uses).
-    /// Clustering bands for [`Config::lowest_threshold`], so that its
-    /// candidates cover both rules.
+    /// The LSH banding for [`Config::lowest_threshold`], so that candidates
+    /// cover both rules: what clustering and an index use.
     pub fn lsh_params(&self) -> LshParams {
-        LshParams::optimal(self.threshold, self.permutations)
+        LshParams::optimal(self.lowest_threshold(), self.permutations)
     }
 
     /// The lower of [`Config::threshold`] and [`Config::cross_site_threshold`].
@@ -188,6 +187,7 @@ impl From<&Config> for crate::store::Settings {
         crate::store::Settings {
             fingerprint: config.fingerprint_settings(),
             threshold: config.threshold,
+            cross_site_threshold: config.cross_site_threshold,
             bands: lsh.bands,
             rows: lsh.rows,
             assumed: Vec::new(),
@@ -199,7 +199,7 @@ impl From<&Config> for crate::store::Settings {
 impl crate::store::ApplySettings for Config {
     /// The config with an index's fingerprint settings in place of its own
     /// (shingling, extractor, selectors, template suppression, permutations,
-    /// seed, SimHash weighting) and its threshold, validated. The rest
+    /// seed, SimHash weighting) and its thresholds, validated. The rest
     /// (candidate method, cluster size) is kept.
     fn apply_settings(self, settings: &crate::store::Settings) -> crate::store::Result<Config> {
         use crate::extract::ExtractorKind;
@@ -229,6 +229,7 @@ impl crate::store::ApplySettings for Config {
             seed: f.seed,
             simhash_weighting: f.simhash_weighting,
             threshold: settings.threshold,
+            cross_site_threshold: settings.cross_site_threshold,
             ..base
         };
         config.validate().map_err(|e| Error::BadSettings(e.to_string()))

@@ -32,7 +32,7 @@ class CheckResult:
     exact: list[Match]
     """Pages with the same normalized text, in insertion order."""
     near: list[Match]
-    """Other pages with exact Jaccard at least the threshold, most similar first."""
+    """Other pages with exact Jaccard at least the threshold (the cross-site one for another host's page), most similar first."""
     candidates: int
     id: Optional[int]
     """The page's row after an insert; None for a check."""
@@ -64,6 +64,9 @@ class Index:
     def path(self) -> pathlib.Path: ...
     @property
     def threshold(self) -> float: ...
+    @property
+    def cross_site_threshold(self) -> Optional[float]:
+        """The threshold of two pages of different hosts; None: `threshold` for every pair."""
     def check(
         self,
         url: str,

@@ -4,7 +4,9 @@
 //! `cargo bench --bench store` (STORE_BENCH_PAGES, STORE_BENCH_WORDS and
 //! STORE_BENCH_DIR override the size, words per page and where the file goes;
 //! STORE_BENCH_TEXT=0 leaves the main texts out, as `index add --no-text`;
-//! STORE_BENCH_KEEP=1 keeps the file for inspection). Prints pages/s for
+//! STORE_BENCH_KEEP=1 keeps the file for inspection; STORE_BENCH_ONE_RULE=1
+//! makes an index with one threshold for every pair, whose band table is
+//! built for 0.8 instead of the cross-site 0.5). Prints pages/s for
 //! inserts (overall and for the last 100,000 pages, with the slowest batch),
 //! checks/s and p50/p99 check latency, and bytes on disk per page.
 
@@ -47,9 +49,18 @@ fn main() {
         Err(_) => tempfile::tempdir().unwrap(),
     };
     let path = dir.path().join("bench.db");
-    let config = Config::default().validate().unwrap();
+    let mut config = Config::default();
+    if env("STORE_BENCH_ONE_RULE", 0) != 0 {
+        config.cross_site_threshold = None;
+    }
+    let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let index = Index::open(&path, &config).unwrap();
+    let settings = index.settings();
+    println!(
+        "thresholds {} / cross-site {:?}: {} bands of {} rows",
+        settings.threshold, settings.cross_site_threshold, settings.bands, settings.rows
+    );
 
     let (mut insert_time, mut fingerprint_time) = (Duration::ZERO, Duration::ZERO);
     // Insert time of the last 100,000 pages (10 chunks), so a slowdown as

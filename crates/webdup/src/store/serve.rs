@@ -73,8 +73,10 @@ use crate::extract::EXTRACT_STACK;
 pub const MAX_BATCH_PAGES: usize = 1000;
 
 /// The API's description, served at `/openapi.yaml` as it is in the
-/// repository, so that the document and the server cannot disagree.
-const OPENAPI_YAML: &str = include_str!("../../../../openapi.yaml");
+/// repository, so that the document and the server cannot disagree. It
+/// lives in this crate (the top-level `openapi.yaml` links to it), so the
+/// packaged crate builds.
+const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
 
 /// How the server runs.
 #[derive(Debug, Clone)]

@@ -59,7 +59,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     if !matches!(cli.command, Command::Serve(_)) {
-        crate::keep_freed_memory();
+        crate::tune_memory_for_a_job();
     }
     match cli.command {
         Command::Cluster { inputs, common, output, explain, index } => {

@@ -166,21 +166,28 @@ pub struct SketchRow {
     pub minhash: Vec<u32>,
 }
 
-pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
-    pq::write(
-        path,
-        "sketch",
-        STAGE_FORMAT_VERSION,
-        Storage::Plain,
-        vec![
-            ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
-            ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
-            ("words", Column::U64(rows.iter().map(|r| r.words).collect())),
-            ("digest", Column::OptBin(rows.iter().map(|r| Some(r.digest.as_slice())).collect())),
-            ("shingles", Column::ListU64(rows.iter().map(|r| Some(r.shingles.as_slice())).collect())),
-            ("minhash", Column::ListU32(rows.iter().map(|r| Some(r.minhash.as_slice())).collect())),
-        ],
-    )
+/// Rows of a sketch part converted and written at a time: each block is
+/// dropped once written, so the part is never held twice (as rows and as
+/// Arrow arrays).
+const SKETCH_BLOCK: usize = 4096;
+
+pub fn write_sketch(path: &Path, rows: Vec<SketchRow>) -> Result<(), Error> {
+    let mut w = pq::Writer::new(path, "sketch", STAGE_FORMAT_VERSION, Storage::Plain);
+    let mut rows = rows.into_iter();
+    loop {
+        let block: Vec<SketchRow> = rows.by_ref().take(SKETCH_BLOCK).collect();
+        w.append(vec![
+            ("key", Column::U64(block.iter().map(|r| r.key).collect())),
+            ("id", Column::Str(block.iter().map(|r| r.id.as_str()).collect())),
+            ("words", Column::U64(block.iter().map(|r| r.words).collect())),
+            ("digest", Column::OptBin(block.iter().map(|r| Some(r.digest.as_slice())).collect())),
+            ("shingles", Column::ListU64(block.iter().map(|r| Some(r.shingles.as_slice())).collect())),
+            ("minhash", Column::ListU32(block.iter().map(|r| Some(r.minhash.as_slice())).collect())),
+        ])?;
+        if block.len() < SKETCH_BLOCK {
+            return w.finish();
+        }
+    }
 }
 
 pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
@@ -405,6 +412,27 @@ mod tests {
         let mut together: Vec<IngestRow> = shares.into_iter().flatten().collect();
         together.sort_by_key(|r| r.key);
         assert_eq!(together, rows, "the shares are disjoint and cover the file");
+    }
+
+    #[test]
+    fn sketch_parts_written_block_by_block_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        // No rows, fewer than a block, an exact number of blocks, and more.
+        for n in [0, 5, 2 * SKETCH_BLOCK, 2 * SKETCH_BLOCK + 1] {
+            let path = dir.path().join(format!("sketch-{n}.parquet"));
+            let rows: Vec<SketchRow> = (0..n as u64)
+                .map(|k| SketchRow {
+                    key: k,
+                    id: format!("site/{k}"),
+                    words: k % 40,
+                    digest: [k as u8; 16],
+                    shingles: (0..k % 30).map(|i| i * 7 + k).collect(),
+                    minhash: vec![k as u32; 4],
+                })
+                .collect();
+            write_sketch(&path, rows.clone()).unwrap();
+            assert_eq!(read_sketch(&path).unwrap(), rows, "{n} rows");
+        }
     }
 
     #[test]

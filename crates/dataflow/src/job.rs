@@ -681,7 +681,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     }
     let mut rows = out.take();
     rows.sort_by_key(|r| r.key);
-    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, &rows))
+    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, rows))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -7,7 +7,8 @@
 //!    its pages (in key order, as one process does) and dropped from them;
 //!    every page sketched (MinHash).
 //! 2. `edges`: exact copies grouped by digest (the lowest key of a text
-//!    stays in the search); MinHash band keys exchanged by band, candidate
+//!    stays in the search); MinHash band keys exchanged by band (large
+//!    buckets send each pair from its first shared band only), candidate
 //!    pairs sent to the worker that owns the lower key, each shingle set
 //!    sent at most once to each worker that needs it, and every candidate
 //!    confirmed by exact Jaccard (and the cross-site rule).
@@ -725,10 +726,10 @@ fn bucket_route(band: u32, bkey: u64) -> u64 {
 }
 
 /// A page's key in one band of a large bucket, with its keys in the bands
-/// before it: a pair is sent from the first band its two pages share. `all` is one list of
-/// the page's keys in every band, shared by its entries (workers of one
-/// process pass it by reference); another process is sent the bands
-/// before this one only, and reads them as the list.
+/// before it: a pair is sent from the first band its two pages share.
+/// `all` is one list of the page's keys in every band, shared by its
+/// entries (workers of one process pass it by reference); another process
+/// is sent the bands before this one only, and reads them as the list.
 #[derive(Debug, Clone)]
 struct BandEntry {
     band: u32,

@@ -178,9 +178,8 @@ pub fn find_duplicates(
         let scope = made_with.template.as_ref().map_or_else(Default::default, |t| t.scope);
         let sites: Vec<Option<String>> = unique_docs.iter().map(|d| template::site_of(&d.id, scope)).collect();
         near.retain(|e| {
-            let (a, b) = (&sites[e.a as usize], &sites[e.b as usize]);
-            let across = a.is_some() && b.is_some() && a != b;
-            matching.measure.of(&e.overlap) >= if across { cross } else { matching.threshold } - 1e-12
+            let (a, b) = (sites[e.a as usize].as_deref(), sites[e.b as usize].as_deref());
+            matching.measure.of(&e.overlap) >= template::pair_threshold(matching.threshold, Some(cross), a, b) - 1e-12
         });
     }
     stats.documents = docs.len();

@@ -132,6 +132,16 @@ pub fn site_of(id: &str, scope: TemplateScope) -> Option<String> {
     }
 }
 
+/// The least similarity a pair of documents needs: `across` when both have
+/// a site ([`site_of`]) and the sites differ, `within` otherwise (one site,
+/// a document with none, or no cross-site rule).
+pub fn pair_threshold(within: f64, across: Option<f64>, a: Option<&str>, b: Option<&str>) -> f64 {
+    match (across, a, b) {
+        (Some(cross), Some(x), Some(y)) if x != y => cross,
+        _ => within,
+    }
+}
+
 /// Each site's template, learned from its pages: the sorted template
 /// shingles of every site that had enough pages to learn from (an empty
 /// list: the site was looked at and has none).
@@ -343,6 +353,14 @@ impl UnionFind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pair_of_two_known_sites_takes_the_cross_site_threshold() {
+        assert_eq!(pair_threshold(0.8, Some(0.5), Some("a.test"), Some("b.test")), 0.5);
+        assert_eq!(pair_threshold(0.8, Some(0.5), Some("a.test"), Some("a.test")), 0.8);
+        assert_eq!(pair_threshold(0.8, Some(0.5), None, Some("b.test")), 0.8);
+        assert_eq!(pair_threshold(0.8, None, Some("a.test"), Some("b.test")), 0.8);
+    }
 
     /// Distinct shingle ids `from..from + n`.
     fn run(from: u64, n: u64) -> Vec<u64> {

@@ -965,8 +965,9 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     let Some(e) = confirm_pair(matching.measure, 0, 1, &sets, lowest) else { continue };
                     if let Some(cross) = matching.cross_site_threshold {
                         let (sa, sb) = (template::site_of(&ra.id, scope_of), template::site_of(&sb.id, scope_of));
-                        let across = sa.is_some() && sb.is_some() && sa != sb;
-                        if matching.measure.of(&e.overlap) < if across { cross } else { matching.threshold } - 1e-12 {
+                        let needed =
+                            template::pair_threshold(matching.threshold, Some(cross), sa.as_deref(), sb.as_deref());
+                        if matching.measure.of(&e.overlap) < needed - 1e-12 {
                             continue;
                         }
                     }

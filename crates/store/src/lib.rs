@@ -261,10 +261,8 @@ impl Settings {
     pub fn threshold_between(&self, a: &str, b: &str) -> f64 {
         let Some(cross) = self.cross_site_threshold else { return self.threshold };
         let scope = self.fingerprint.template.as_ref().map_or_else(Default::default, |t| t.scope);
-        match (template::site_of(a, scope), template::site_of(b, scope)) {
-            (Some(x), Some(y)) if x != y => cross,
-            _ => self.threshold,
-        }
+        let (a, b) = (template::site_of(a, scope), template::site_of(b, scope));
+        template::pair_threshold(self.threshold, Some(cross), a.as_deref(), b.as_deref())
     }
 
     /// The `meta` rows: each setting's key and stored value.

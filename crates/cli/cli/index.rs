@@ -120,11 +120,12 @@ fn open_stored(path: &Path, common: &CommonArgs, own_threshold: bool) -> anyhow:
         // threshold: not a setting the fingerprints depend on.
         asked.threshold = index.settings().threshold;
     }
-    let mut differences = index.settings().differences(&webdup::store::Settings::of(&asked));
+    let mut ours = webdup::store::Settings::of(&asked);
     if own_threshold || common.settings.cross_site_threshold.is_none() {
-        // Applied as asked, or not asked for.
-        differences.retain(|d| !d.starts_with("cross_site_threshold"));
+        // Applied as asked, or not asked for: not a difference to name.
+        ours.cross_site_threshold = index.settings().cross_site_threshold;
     }
+    let differences = index.settings().differences(&ours);
     if !differences.is_empty() {
         eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
     }

@@ -302,7 +302,7 @@ fn write_output(
 /// candidates cover both rules.
 fn explain_lsh(config: &webdup::Config) {
     let threshold = config.lowest_threshold();
-    let p = webdup::index::LshParams::optimal(threshold, config.permutations);
+    let p = config.lsh_params();
     eprintln!(
         "LSH: {} bands x {} rows ({} of {} permutations) for threshold {threshold}",
         p.bands,

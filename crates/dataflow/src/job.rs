@@ -43,7 +43,6 @@ use webdup::error::{DocError, DocErrorKind};
 use webdup::fetch::FetchRecord;
 use webdup::report::ClusterReport;
 use webdup::{Config, DocKey};
-use webdup_core::candidates::LshParams;
 use webdup_core::candidates::lsh::band_key;
 use webdup_core::sketch::MinHasher;
 use webdup_core::template;
@@ -773,7 +772,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let me = worker.index() as u64;
     let matching = shared.config.match_settings();
     let lowest = matching.lowest_threshold();
-    let params = LshParams::optimal(lowest, shared.config.permutations);
+    let params = shared.config.lsh_params();
     let scope_of = shared.config.template.as_ref().map(|t| t.scope).unwrap_or_default();
 
     let local: Rc<RefCell<HashMap<u64, Held>>> = Rc::default();

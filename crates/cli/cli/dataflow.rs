@@ -100,13 +100,7 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let exec = Cluster { threads: args.workers, processes: args.processes, process: args.process, hosts };
-    // timely prints "awaiting connections" to standard output while the
-    // processes connect, where a report may be going: it goes to standard
-    // error instead while the job runs.
-    let outcome = {
-        let _guard = StdoutToStderr::new();
-        job::cluster(&args.work, &config, &exec)
-    };
+    let outcome = job::cluster(&args.work, &config, &exec);
     let outcome = outcome.with_context(|| {
         format!("clustering {} (process {} of {})", args.work.display(), args.process, args.processes)
     })?;
@@ -129,46 +123,4 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
     super::report_archives(&report.warc, args.common.quiet);
     write_output(&args.output, |fmt, out| report.write(fmt, out))?;
     Ok(if outcome.failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_SOME_FAILED) })
-}
-
-/// While alive, what is written to standard output goes to standard error.
-struct StdoutToStderr {
-    #[cfg(unix)]
-    saved: Option<libc::c_int>,
-}
-
-impl StdoutToStderr {
-    fn new() -> StdoutToStderr {
-        let _ = io::stdout().flush();
-        #[cfg(unix)]
-        {
-            // SAFETY: dup and dup2 on the process's own standard descriptors;
-            // a failure leaves standard output as it was.
-            let saved = unsafe { libc::dup(1) };
-            if saved >= 0 && unsafe { libc::dup2(2, 1) } >= 0 {
-                return StdoutToStderr { saved: Some(saved) };
-            }
-            if saved >= 0 {
-                // SAFETY: closing the descriptor dup just returned.
-                unsafe { libc::close(saved) };
-            }
-            StdoutToStderr { saved: None }
-        }
-        #[cfg(not(unix))]
-        StdoutToStderr {}
-    }
-}
-
-impl Drop for StdoutToStderr {
-    fn drop(&mut self) {
-        let _ = io::stdout().flush();
-        #[cfg(unix)]
-        if let Some(fd) = self.saved.take() {
-            // SAFETY: restoring the descriptor saved in `new`, then closing the copy.
-            unsafe {
-                libc::dup2(fd, 1);
-                libc::close(fd);
-            }
-        }
-    }
 }

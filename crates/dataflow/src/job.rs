@@ -52,6 +52,7 @@ use crate::Error;
 use crate::files::{self, EdgeRow, IngestRow, MemberRow, PageRow, SketchRow};
 use crate::ingest;
 use crate::marker::{self, Marker};
+use crate::net;
 use crate::ops::{consume, gather, owner, route_bytes};
 
 /// The stages, in order.
@@ -108,24 +109,9 @@ impl Cluster {
         Ok(())
     }
 
-    fn timely_config(&self) -> timely::Config {
-        if self.processes == 1 {
-            return if self.threads == 1 { timely::Config::thread() } else { timely::Config::process(self.threads) };
-        }
-        let addresses = self
-            .hosts
-            .clone()
-            .unwrap_or_else(|| (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect());
-        timely::Config {
-            communication: timely::CommunicationConfig::Cluster {
-                threads: self.threads,
-                process: self.process,
-                addresses,
-                report: false,
-                zerocopy: false,
-            },
-            worker: timely::WorkerConfig::default(),
-        }
+    /// Every process's `host:port`, in process order.
+    fn addresses(&self) -> Vec<String> {
+        self.hosts.clone().unwrap_or_else(|| (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect())
     }
 }
 
@@ -223,8 +209,8 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
             process: exec.process,
             stall: std::env::var(STALL_ENV).ok(),
         });
-        let guards = timely::execute(exec.timely_config(), move |worker| run_worker(worker, &shared))
-            .map_err(|e| Error::Worker(format!("cannot start the workers: {e}")))?;
+        let guards =
+            net::execute(&exec.addresses(), exec.process, exec.threads, move |worker| run_worker(worker, &shared))?;
         for (w, r) in guards.join().into_iter().enumerate() {
             match r {
                 Ok(Ok(times)) => {
@@ -572,7 +558,7 @@ fn finish_part(
 /// Steps `worker` until `probe` has seen everything.
 fn run_to_end(worker: &mut Worker, probe: &ProbeHandle<u64>) {
     while !probe.done() {
-        worker.step();
+        worker.step_or_park(None);
     }
 }
 

@@ -24,6 +24,7 @@ pub mod files;
 pub mod ingest;
 pub mod job;
 pub mod marker;
+mod net;
 mod ops;
 pub mod parquet_io;
 

@@ -15,6 +15,7 @@
 # WARC.gz to clusters: MB/s per core of the compressed archive.
 #
 #   scripts/bench-dataflow.sh [DOCS] [WORDS]
+# BENCH_SKIP_WARC=1 stops after the text runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:-100000}
@@ -47,6 +48,7 @@ dist() { # name tasks processes workers rayon-threads
     RAYON_NUM_THREADS=$rayon "$W" ingest "$corpus" --work "$work" --task "$t/$tasks" -q &
   done
   wait
+  local ingested; ingested=$(now)
   local hosts="$out/hosts-$name"
   : > "$hosts"
   for p in $(seq 0 $((procs - 1))); do echo "127.0.0.1:$((2300 + p))" >> "$hosts"; done
@@ -62,12 +64,14 @@ dist() { # name tasks processes workers rayon-threads
   wait
   local end; end=$(now)
   cmp -s "$out/single.json" "$out/$name.json" && same="identical to cluster" || same="DIFFERS from cluster"
-  echo "$(echo "$end - $start" | bc) $same"
+  echo "$(echo "$end - $start" | bc) $same (ingest $(printf %.2f "$(echo "$ingested - $start" | bc)") s, dcluster $(printf %.2f "$(echo "$end - $ingested" | bc)") s)"
 }
 
 read -r s same <<< "$(dist 1x2 1 1 2 "$(nproc)")"; report "dist 1x2" "$s" "$(nproc)"; echo "               $same; $(python3 -c "print(f'{$s/$single*100-100:+.1f}% against cluster')")"
 read -r one same <<< "$(dist 1core 1 1 1 1)"; report "dist 1 core" "$one" 1; echo "               $same"
 read -r two same <<< "$(dist 2procs 2 2 1 1)"; report "dist 2 procs" "$two" 2; echo "               $same; $(python3 -c "print(f'{$one/$two:.2f}x one process')")"
+
+[ -n "${BENCH_SKIP_WARC:-}" ] && exit 0
 
 # The same documents as HTML responses in 8 WARC.gz archives (a gzip member
 # per record, as Common Crawl writes them), for the tasks to share.

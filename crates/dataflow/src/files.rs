@@ -166,16 +166,15 @@ pub struct SketchRow {
     pub minhash: Vec<u32>,
 }
 
-/// Rows of a sketch part converted and written at a time: each block is
-/// dropped once written, so the part is never held twice (as rows and as
-/// Arrow arrays).
+/// Rows of a sketch part converted and written at a time, so a part is
+/// never held twice whole (as rows and as Arrow arrays).
 const SKETCH_BLOCK: usize = 4096;
 
-pub fn write_sketch(path: &Path, rows: Vec<SketchRow>) -> Result<(), Error> {
+pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
     let mut w = pq::Writer::new(path, "sketch", STAGE_FORMAT_VERSION, Storage::Plain);
-    let mut rows = rows.into_iter();
-    loop {
-        let block: Vec<SketchRow> = rows.by_ref().take(SKETCH_BLOCK).collect();
+    // An empty part still has one (empty) block, which sets the schema.
+    let blocks: Vec<&[SketchRow]> = if rows.is_empty() { vec![rows] } else { rows.chunks(SKETCH_BLOCK).collect() };
+    for block in blocks {
         w.append(vec![
             ("key", Column::U64(block.iter().map(|r| r.key).collect())),
             ("id", Column::Str(block.iter().map(|r| r.id.as_str()).collect())),
@@ -184,10 +183,8 @@ pub fn write_sketch(path: &Path, rows: Vec<SketchRow>) -> Result<(), Error> {
             ("shingles", Column::ListU64(block.iter().map(|r| Some(r.shingles.as_slice())).collect())),
             ("minhash", Column::ListU32(block.iter().map(|r| Some(r.minhash.as_slice())).collect())),
         ])?;
-        if block.len() < SKETCH_BLOCK {
-            return w.finish();
-        }
     }
+    w.finish()
 }
 
 pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
@@ -430,7 +427,7 @@ mod tests {
                     minhash: vec![k as u32; 4],
                 })
                 .collect();
-            write_sketch(&path, rows.clone()).unwrap();
+            write_sketch(&path, &rows).unwrap();
             assert_eq!(read_sketch(&path).unwrap(), rows, "{n} rows");
         }
     }

@@ -479,19 +479,31 @@ type Worker = timely::worker::Worker;
 /// Runs the stages that are not complete; returns how long each took.
 fn run_worker(worker: &mut Worker, shared: &Shared) -> Result<Vec<(usize, Duration)>, Error> {
     let mut times = Vec::new();
+    let mut carried = Carried::default();
     for s in 0..STAGES.len() {
         if shared.complete[s].is_some() {
             continue;
         }
         let start = Instant::now();
         match s {
-            0 => sketch_stage(worker, shared)?,
-            1 => edges_stage(worker, shared)?,
-            _ => clusters_stage(worker, shared)?,
+            0 => sketch_stage(worker, shared, &mut carried)?,
+            1 => edges_stage(worker, shared, &mut carried)?,
+            _ => clusters_stage(worker, shared, &mut carried)?,
         }
         times.push((s, start.elapsed()));
     }
     Ok(times)
+}
+
+/// What a stage that ran in this job hands the next, instead of the next
+/// reading it back from the part just written: the same rows.
+#[derive(Default)]
+struct Carried {
+    /// The `sketch` stage's part: the edges stage's input.
+    sketch: Option<Vec<SketchRow>>,
+    /// The pages the `edges` stage held (every page this worker owns): the
+    /// clusters stage scores its linked ones.
+    held: Option<HashMap<u64, Held>>,
 }
 
 /// The files of the previous stage this worker reads: its own part when
@@ -573,7 +585,7 @@ struct Unsketched {
     context: Vec<u64>,
 }
 
-fn sketch_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
+fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
     // Every worker reads a share of every ingest file's row groups, so the
     // reading is spread even when there are fewer files than workers.
@@ -667,7 +679,9 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     }
     let mut rows = out.take();
     rows.sort_by_key(|r| r.key);
-    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, rows))
+    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, &rows))?;
+    carried.sketch = Some(rows);
+    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -740,6 +754,7 @@ impl<'de> Deserialize<'de> for BandEntry {
 /// shared with the copies sent to the workers that verify its pairs.
 struct Held {
     id: String,
+    digest: [u8; 16],
     shingles: Arc<Vec<u64>>,
     minhash: Vec<u32>,
 }
@@ -752,9 +767,14 @@ struct SetFor {
     shingles: Arc<Vec<u64>>,
 }
 
-fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
+fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
-    let rows = read_all(&inputs_of(worker, shared, 1), |p| files::read_sketch(p), &mut failure);
+    // The sketch stage's part when it ran in this job (what `inputs_of`
+    // would name), else the parts it names.
+    let rows = match carried.sketch.take() {
+        Some(rows) => rows,
+        None => read_all(&inputs_of(worker, shared, 1), |p| files::read_sketch(p), &mut failure),
+    };
     let me = worker.index() as u64;
     let matching = shared.config.match_settings();
     let lowest = matching.lowest_threshold();
@@ -781,7 +801,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
                     .map(|r| DigestOf { digest: r.digest, key: r.key, len: r.shingles.len() as u64 })
                     .collect();
                 held.extend(rows.into_iter().map(|r| {
-                    let page = Held { id: r.id, shingles: Arc::new(r.shingles), minhash: r.minhash };
+                    let page = Held { id: r.id, digest: r.digest, shingles: Arc::new(r.shingles), minhash: r.minhash };
                     (r.key, page)
                 }));
                 out
@@ -985,7 +1005,9 @@ fn edges_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     let counts = [("candidates", candidates), ("confirmed", near.len() as u64), ("exact", exact.len() as u64)];
     let mut edges: Vec<EdgeRow> = exact.into_iter().chain(near).collect();
     edges.sort_by_key(|e| (e.a, e.b));
-    finish_part(worker, shared, "edges", edges.len() as u64, &counts, |p| files::write_edges(p, &edges))
+    finish_part(worker, shared, "edges", edges.len() as u64, &counts, |p| files::write_edges(p, &edges))?;
+    carried.held = Some(local.take());
+    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1010,7 +1032,7 @@ struct RepSet {
     shingles: Vec<u64>,
 }
 
-fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
+fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
     let edge_rows = read_all(&inputs_of(worker, shared, 2), |p| files::read_edges(p), &mut failure);
     let sketch_files: Vec<PathBuf> = {
@@ -1189,10 +1211,26 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared) -> Result<(), Error> {
     drop(degrees_in);
     // Sent as they are read, once every owner knows which pages to keep.
     run_to_end(worker, &linked_probe);
-    for path in &sketch_files {
-        if let Err(e) = files::read_sketch_each(path, |p| pages_in.send((p.key, p.digest, p.shingles))) {
-            failure.get_or_insert(e);
-            break;
+    match carried.held.take() {
+        // The pages the edges stage held here are the ones this worker
+        // owns, so its linked keys are among them: only those are sent
+        // (to this worker).
+        Some(held) => {
+            let linked = linked_keys.borrow();
+            for (k, h) in held {
+                if linked.contains(&k) {
+                    let shingles = Arc::try_unwrap(h.shingles).unwrap_or_else(|s| (*s).clone());
+                    pages_in.send((k, h.digest, shingles));
+                }
+            }
+        }
+        None => {
+            for path in &sketch_files {
+                if let Err(e) = files::read_sketch_each(path, |p| pages_in.send((p.key, p.digest, p.shingles))) {
+                    failure.get_or_insert(e);
+                    break;
+                }
+            }
         }
     }
     drop(pages_in);

@@ -37,12 +37,15 @@ report() { # name seconds cores
   python3 -c "import sys; n=$docs; s=float(sys.argv[2]); c=int(sys.argv[3]); print(f'{sys.argv[1]:<14} {s:8.2f} s  {n/s:9.0f} docs/s  {n/s/c:9.0f} docs/s/core')" "$@"
 }
 
-t0=$(now)
+sync; t0=$(now)
 "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true
 t1=$(now); single=$(echo "$t1 - $t0" | bc); report cluster "$single" "$(nproc)"
 
 dist() { # name tasks processes workers rayon-threads
   local name=$1 tasks=$2 procs=$3 workers=$4 rayon=$5 work="$out/work-$1"
+  # The earlier runs' files written back before the clock starts: on a VM
+  # the write-back takes the guest's CPU, which would go to this run.
+  sync
   local start; start=$(now)
   for t in $(seq 0 $((tasks - 1))); do
     RAYON_NUM_THREADS=$rayon "$W" ingest "$corpus" --work "$work" --task "$t/$tasks" -q &
@@ -64,6 +67,7 @@ dist() { # name tasks processes workers rayon-threads
   wait
   local end; end=$(now)
   cmp -s "$out/single.json" "$out/$name.json" && same="identical to cluster" || same="DIFFERS from cluster"
+  rm -rf "$work"
   echo "$(echo "$end - $start" | bc) $same (ingest $(printf %.2f "$(echo "$ingested - $start" | bc)") s, dcluster $(printf %.2f "$(echo "$end - $ingested" | bc)") s)"
 }
 
@@ -94,7 +98,7 @@ for part in range(8):
 PY
 mb=$(du -sb "$out/warc" | python3 -c "import sys; print(int(sys.stdin.read().split()[0])/1e6)")
 corpus="$out/warc"
-t0=$(now); "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true; t1=$(now)
+sync; t0=$(now); "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true; t1=$(now)
 warc_single=$(echo "$t1 - $t0" | bc)
 python3 -c "print(f'WARC.gz {$mb:.0f} MB: cluster     {$warc_single:8.2f} s  {$mb/$warc_single/$(nproc):6.2f} MB/s/core')"
 read -r w same <<< "$(dist warc2 2 2 1 1)"

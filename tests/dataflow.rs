@@ -452,6 +452,21 @@ fn a_process_killed_in_a_stage_costs_that_stage_only() {
     let outputs = wait_all(start_dcluster(dir, &work, &out, 2, 1, None), "third run");
     assert!(String::from_utf8_lossy(&outputs[0].stderr).contains("stage clusters: kept from an earlier run"));
     assert!(std::fs::read(&out).unwrap() == single);
+    // Resumed on another layout (one process of 3 workers): the clusters
+    // stage alone, reading the 2 processes' sketch parts for its pages; then
+    // the edges stage too, each worker the home of the pages it reads.
+    for (redo, kept) in [(&["clusters"][..], "edges"), (&["edges", "clusters"][..], "sketch")] {
+        for stage in redo {
+            std::fs::remove_dir_all(work.join("stages").join(stage)).unwrap();
+        }
+        std::fs::remove_file(&out).unwrap();
+        let outputs = wait_all(start_dcluster(dir, &work, &out, 1, 3, None), "resumed on 3 workers");
+        let stderr = String::from_utf8_lossy(&outputs[0].stderr);
+        assert_eq!(outputs[0].status.code(), code, "{stderr}");
+        assert!(stderr.contains(&format!("stage {kept}: kept from an earlier run")), "{stderr}");
+        assert!(stderr.contains("stage clusters: done in"), "{stderr}");
+        assert!(std::fs::read(&out).unwrap() == single, "resumed after {redo:?} on 3 workers: the report differs");
+    }
 }
 
 #[test]

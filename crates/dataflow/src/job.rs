@@ -5,13 +5,16 @@
 //!
 //! 1. `sketch`: pages exchanged by site; each site's template learned from
 //!    its pages (in key order, as one process does) and dropped from them;
-//!    every page sketched (MinHash).
-//! 2. `edges`: exact copies grouped by digest (the lowest key of a text
-//!    stays in the search); MinHash band keys exchanged by band (large
-//!    buckets send each pair from its first shared band only), candidate
-//!    pairs sent to the worker that owns the lower key, each shingle set
-//!    sent at most once to each worker that needs it, and every candidate
-//!    confirmed by exact Jaccard (and the cross-site rule).
+//!    every page sketched (MinHash) and written where its site was learned.
+//! 2. `edges`: each page's home is the worker that read it (its site's,
+//!    when the sketch stage ran in this job), and every message about a
+//!    page carries its home, so no shingle set moves to be held. Exact
+//!    copies grouped by digest (the lowest key of a text stays in the
+//!    search); MinHash band keys exchanged by band (large buckets send each
+//!    pair from its first shared band only), candidate pairs sent to the
+//!    home of the lower key, each shingle set sent at most once to each
+//!    worker that needs it, and every candidate confirmed by exact Jaccard
+//!    (and the cross-site rule).
 //! 3. `clusters`: connected components of the confirmed pairs on
 //!    differential dataflow, labelled by their lowest key; the
 //!    representative is the member with the most confirmed links (ties to
@@ -501,8 +504,8 @@ fn run_worker(worker: &mut Worker, shared: &Shared) -> Result<Vec<(usize, Durati
 struct Carried {
     /// The `sketch` stage's part: the edges stage's input.
     sketch: Option<Vec<SketchRow>>,
-    /// The pages the `edges` stage held (every page this worker owns): the
-    /// clusters stage scores its linked ones.
+    /// The pages the `edges` stage held here that have a confirmed pair or
+    /// an exact copy: the pages the clusters stage scores.
     held: Option<HashMap<u64, Held>>,
 }
 
@@ -611,6 +614,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
             _ => owner(d.key),
         };
         let template = shared.config.template.clone();
+        let sink = out.clone();
         let sketched = gather(pages, "sites", route, move |pages: Vec<Unsketched>| {
             let mut sites: BTreeMap<Option<String>, Vec<Fingerprint>> = BTreeMap::new();
             for p in pages {
@@ -646,19 +650,13 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
                     });
                 }
             }
-            out
+            // A page stays where its site was learned: that worker is its
+            // home in the edges stage, so its shingles cross no process
+            // again.
+            sink.borrow_mut().extend(out);
+            Vec::<()>::new()
         });
-        let sink = out.clone();
-        gather(
-            sketched,
-            "owners",
-            |r: &SketchRow| owner(r.key),
-            move |rows: Vec<SketchRow>| {
-                sink.borrow_mut().extend(rows);
-                Vec::<()>::new()
-            },
-        )
-        .probe_with(&probe);
+        sketched.probe_with(&probe);
     });
     for r in rows {
         if let Some(d) = r.doc {
@@ -684,11 +682,23 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
     Ok(())
 }
 
+/// A page's key and its home: the worker that holds its shingles in the
+/// edges stage (where the sketch stage learned its site, or read its part).
+type At = (u64, u64);
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct DigestOf {
     digest: [u8; 16],
-    key: u64,
+    at: At,
     len: u64,
+}
+
+/// What the digest groups send on to pages' homes: the first page of a
+/// text (it goes on to the bands), or a page with an exact copy.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum FromDigests {
+    First(At),
+    Linked(u64),
 }
 
 /// A page's key in one band, as its bucket (the pages with that key in
@@ -697,12 +707,12 @@ struct DigestOf {
 struct Slot {
     band: u32,
     bkey: u64,
-    key: u64,
+    at: At,
 }
 
 /// Buckets of at most this many pages send every pair of their pages: a
-/// pair that shares several bands is sent from each, and the owner of its
-/// lower key drops the repeats. A larger bucket asks its pages' owners for
+/// pair that shares several bands is sent from each, and the home of its
+/// lower key drops the repeats. A larger bucket asks its pages' homes for
 /// their keys in the earlier bands (a [`BandEntry`] each) and sends each
 /// pair from the first band its pages share only: a bucket of 5,000
 /// near-identical pages sends 12.5 million pairs instead of 40 times as
@@ -712,11 +722,11 @@ struct Slot {
 const SMALL_BUCKET: usize = 32;
 
 /// What a bucket sends on: a pair of its pages (lower key first), or a
-/// page it wants the earlier bands' keys of, by key and band.
+/// page it wants the earlier bands' keys of, with the band.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum FromBucket {
-    Pair(u64, u64),
-    Want(u64, u32),
+    Pair(At, At),
+    Want(At, u32),
 }
 
 /// Where the bucket of key `bkey` in `band` is gathered.
@@ -733,25 +743,26 @@ fn bucket_route(band: u32, bkey: u64) -> u64 {
 struct BandEntry {
     band: u32,
     bkey: u64,
-    key: u64,
+    at: At,
     all: Arc<Vec<u64>>,
 }
 
 impl Serialize for BandEntry {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        (self.band, self.bkey, self.key, &self.all[..self.band as usize]).serialize(s)
+        (self.band, self.bkey, self.at, &self.all[..self.band as usize]).serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for BandEntry {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (band, bkey, key, before) = <(u32, u64, u64, Vec<u64>)>::deserialize(d)?;
-        Ok(BandEntry { band, bkey, key, all: Arc::new(before) })
+        let (band, bkey, at, before) = <(u32, u64, At, Vec<u64>)>::deserialize(d)?;
+        Ok(BandEntry { band, bkey, at, all: Arc::new(before) })
     }
 }
 
-/// A page this worker owns, as the edges stage holds it: its shingles are
-/// shared with the copies sent to the workers that verify its pairs.
+/// A page this worker holds in the edges stage (it is the page's home):
+/// its shingles are shared with the copies sent to the workers that verify
+/// its pairs.
 struct Held {
     id: String,
     digest: [u8; 16],
@@ -770,7 +781,8 @@ struct SetFor {
 fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
     // The sketch stage's part when it ran in this job (what `inputs_of`
-    // would name), else the parts it names.
+    // would name), else the parts it names. Either way this worker is the
+    // home of the pages it reads.
     let rows = match carried.sketch.take() {
         Some(rows) => rows,
         None => read_all(&inputs_of(worker, shared, 1), |p| files::read_sketch(p), &mut failure),
@@ -782,8 +794,11 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
     let scope_of = shared.config.template.as_ref().map(|t| t.scope).unwrap_or_default();
 
     let local: Rc<RefCell<HashMap<u64, Held>>> = Rc::default();
+    // The held pages with a confirmed pair or an exact copy: the clusters
+    // stage's pages.
+    let linked: Rc<RefCell<HashSet<u64>>> = Rc::default();
     let exact: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
-    let pairs: Rc<RefCell<Vec<(u64, u64)>>> = Rc::default();
+    let pairs: Rc<RefCell<Vec<(u64, u64, u64)>>> = Rc::default();
     let near: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
     let mut input: InputHandleVec<u64, SketchRow> = InputHandleVec::new();
     let probe = ProbeHandle::new();
@@ -793,12 +808,12 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
         let digests = gather(
             pages,
             "own",
-            |r: &SketchRow| owner(r.key),
+            move |_: &SketchRow| me,
             move |rows: Vec<SketchRow>| {
                 let mut held = held.borrow_mut();
                 let out = rows
                     .iter()
-                    .map(|r| DigestOf { digest: r.digest, key: r.key, len: r.shingles.len() as u64 })
+                    .map(|r| DigestOf { digest: r.digest, at: (r.key, me), len: r.shingles.len() as u64 })
                     .collect();
                 held.extend(rows.into_iter().map(|r| {
                     let page = Held { id: r.id, digest: r.digest, shingles: Arc::new(r.shingles), minhash: r.minhash };
@@ -813,33 +828,47 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
             "digests",
             |d: &DigestOf| route_bytes(&d.digest),
             move |mut ds: Vec<DigestOf>| {
-                ds.sort_by(|x, y| x.digest.cmp(&y.digest).then(x.key.cmp(&y.key)));
-                let mut firsts = Vec::new();
+                ds.sort_by(|x, y| x.digest.cmp(&y.digest).then(x.at.0.cmp(&y.at.0)));
+                // Each message goes to its page's home.
+                let mut out = Vec::new();
                 let mut copies = copies.borrow_mut();
                 for run in ds.chunk_by(|x, y| x.digest == y.digest) {
-                    firsts.push(run[0].key);
+                    let first = run[0].at;
+                    out.push((first.1, FromDigests::First(first)));
+                    if run.len() > 1 {
+                        out.push((first.1, FromDigests::Linked(first.0)));
+                    }
                     for c in &run[1..] {
-                        copies.push(EdgeRow { a: run[0].key, b: c.key, shared: c.len, len_a: c.len, len_b: c.len });
+                        copies.push(EdgeRow { a: first.0, b: c.at.0, shared: c.len, len_a: c.len, len_b: c.len });
+                        out.push((c.at.1, FromDigests::Linked(c.at.0)));
                     }
                 }
-                firsts
+                out
             },
         );
-        let held = local.clone();
+        let (held, marked) = (local.clone(), linked.clone());
         let slots = gather(
             uniques,
             "uniques",
-            |k: &u64| owner(*k),
-            move |keys: Vec<u64>| {
+            |m: &(u64, FromDigests)| m.0,
+            move |ms: Vec<(u64, FromDigests)>| {
                 let held = held.borrow();
-                let mut out = Vec::with_capacity(keys.len() * params.bands);
-                for k in keys {
-                    if let Some(r) = held.get(&k) {
-                        out.extend((0..params.bands).map(|band| Slot {
-                            band: band as u32,
-                            bkey: band_key(&r.minhash, params, band),
-                            key: k,
-                        }));
+                let mut marked = marked.borrow_mut();
+                let mut out = Vec::with_capacity(ms.len() * params.bands);
+                for (_, m) in ms {
+                    match m {
+                        FromDigests::First(at) => {
+                            if let Some(r) = held.get(&at.0) {
+                                out.extend((0..params.bands).map(|band| Slot {
+                                    band: band as u32,
+                                    bkey: band_key(&r.minhash, params, band),
+                                    at,
+                                }));
+                            }
+                        }
+                        FromDigests::Linked(k) => {
+                            marked.insert(k);
+                        }
                     }
                 }
                 out
@@ -850,15 +879,15 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
             "bands",
             |s: &Slot| bucket_route(s.band, s.bkey),
             |mut slots: Vec<Slot>| {
-                slots.sort_unstable_by_key(|s| (s.band, s.bkey, s.key));
+                slots.sort_unstable_by_key(|s| (s.band, s.bkey, s.at.0));
                 let mut out = Vec::new();
                 for run in slots.chunk_by(|x, y| (x.band, x.bkey) == (y.band, y.bkey)) {
                     if run.len() <= SMALL_BUCKET || run[0].band == 0 {
                         for (i, a) in run.iter().enumerate() {
-                            out.extend(run[i + 1..].iter().map(|b| FromBucket::Pair(a.key, b.key)));
+                            out.extend(run[i + 1..].iter().map(|b| FromBucket::Pair(a.at, b.at)));
                         }
                     } else {
-                        out.extend(run.iter().map(|s| FromBucket::Want(s.key, s.band)));
+                        out.extend(run.iter().map(|s| FromBucket::Want(s.at, s.band)));
                     }
                 }
                 out
@@ -867,23 +896,23 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
         let held = local.clone();
         let wanted = gather(
             from_buckets.clone().flat_map(|f| match f {
-                FromBucket::Want(key, band) => Some((key, band)),
+                FromBucket::Want(at, band) => Some((at, band)),
                 FromBucket::Pair(..) => None,
             }),
             "wanted",
-            |w: &(u64, u32)| owner(w.0),
-            move |mut wants: Vec<(u64, u32)>| {
+            |w: &(At, u32)| w.0.1,
+            move |mut wants: Vec<(At, u32)>| {
                 wants.sort_unstable();
                 let held = held.borrow();
                 let mut out = Vec::with_capacity(wants.len());
                 for run in wants.chunk_by(|x, y| x.0 == y.0) {
-                    let Some(r) = held.get(&run[0].0) else { continue };
+                    let Some(r) = held.get(&run[0].0.0) else { continue };
                     let all: Arc<Vec<u64>> =
                         Arc::new((0..params.bands).map(|b| band_key(&r.minhash, params, b)).collect());
-                    out.extend(run.iter().map(|&(key, band)| BandEntry {
+                    out.extend(run.iter().map(|&(at, band)| BandEntry {
                         band,
                         bkey: all[band as usize],
-                        key,
+                        at,
                         all: Arc::clone(&all),
                     }));
                 }
@@ -898,14 +927,14 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
             "large buckets",
             |e: &BandEntry| bucket_route(e.band, e.bkey),
             move |mut entries: Vec<BandEntry>| {
-                entries.sort_unstable_by_key(|e| (e.band, e.bkey, e.key));
+                entries.sort_unstable_by_key(|e| (e.band, e.bkey, e.at.0));
                 let mut out = Vec::new();
                 for run in entries.chunk_by(|x, y| (x.band, x.bkey) == (y.band, y.bkey)) {
                     let band = run[0].band as usize;
                     for (i, a) in run.iter().enumerate() {
                         for b in &run[i + 1..] {
                             if !(0..band).any(|j| a.all[j] == b.all[j]) {
-                                out.push((a.key, b.key));
+                                out.push((a.at, b.at));
                             }
                         }
                     }
@@ -923,28 +952,28 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
         let requests = gather(
             candidates,
             "pairs",
-            |p: &(u64, u64)| owner(p.0),
-            move |mut ps: Vec<(u64, u64)>| {
+            |p: &(At, At)| p.0.1,
+            move |mut ps: Vec<(At, At)>| {
                 ps.sort_unstable();
                 ps.dedup();
-                let mut wanted: Vec<u64> = ps.iter().map(|p| p.1).collect();
+                let mut wanted: Vec<At> = ps.iter().map(|p| p.1).collect();
                 wanted.sort_unstable();
                 wanted.dedup();
-                *kept.borrow_mut() = ps;
-                wanted.into_iter().map(|b| (b, me)).collect()
+                *kept.borrow_mut() = ps.into_iter().map(|(a, b)| (a.0, b.0, b.1)).collect();
+                wanted.into_iter().map(|b| (b.0, b.1, me)).collect()
             },
         );
         let held = local.clone();
         let sets = gather(
             requests,
             "requests",
-            |r: &(u64, u64)| owner(r.0),
-            move |mut rs: Vec<(u64, u64)>| {
+            |r: &(u64, u64, u64)| r.1,
+            move |mut rs: Vec<(u64, u64, u64)>| {
                 rs.sort_unstable();
                 rs.dedup();
                 let held = held.borrow();
                 rs.into_iter()
-                    .filter_map(|(b, dest)| {
+                    .filter_map(|(b, _, dest)| {
                         held.get(&b).map(|r| SetFor {
                             key: b,
                             dest,
@@ -955,8 +984,8 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                     .collect()
             },
         );
-        let (held, kept, confirmed) = (local.clone(), pairs.clone(), near.clone());
-        gather(
+        let (held, kept, confirmed, marked) = (local.clone(), pairs.clone(), near.clone(), linked.clone());
+        let others_linked = gather(
             sets,
             "verify",
             |s: &SetFor| s.dest,
@@ -964,7 +993,9 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                 let others: HashMap<u64, SetFor> = sets.into_iter().map(|s| (s.key, s)).collect();
                 let held = held.borrow();
                 let mut confirmed = confirmed.borrow_mut();
-                for &(a, b) in kept.borrow().iter() {
+                let mut marked = marked.borrow_mut();
+                let mut linked_elsewhere = Vec::new();
+                for &(a, b, home_b) in kept.borrow().iter() {
                     let (Some(ra), Some(sb)) = (held.get(&a), others.get(&b)) else { continue };
                     let sets: [&[u64]; 2] = [&ra.shingles, &sb.shingles];
                     let Some(e) = confirm_pair(matching.measure, 0, 1, &sets, lowest) else { continue };
@@ -984,7 +1015,19 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                         len_a: o.len_a as u64,
                         len_b: o.len_b as u64,
                     });
+                    marked.insert(a);
+                    linked_elsewhere.push((b, home_b));
                 }
+                linked_elsewhere
+            },
+        );
+        let marked = linked.clone();
+        gather(
+            others_linked,
+            "linked",
+            |l: &(u64, u64)| l.1,
+            move |ls: Vec<(u64, u64)>| {
+                marked.borrow_mut().extend(ls.into_iter().map(|l| l.0));
                 Vec::<()>::new()
             },
         )
@@ -1006,7 +1049,10 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
     let mut edges: Vec<EdgeRow> = exact.into_iter().chain(near).collect();
     edges.sort_by_key(|e| (e.a, e.b));
     finish_part(worker, shared, "edges", edges.len() as u64, &counts, |p| files::write_edges(p, &edges))?;
-    carried.held = Some(local.take());
+    let linked = linked.take();
+    let mut held = local.take();
+    held.retain(|k, _| linked.contains(k));
+    carried.held = Some(held);
     Ok(())
 }
 
@@ -1212,16 +1258,12 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
     // Sent as they are read, once every owner knows which pages to keep.
     run_to_end(worker, &linked_probe);
     match carried.held.take() {
-        // The pages the edges stage held here are the ones this worker
-        // owns, so its linked keys are among them: only those are sent
-        // (to this worker).
+        // The edges stage kept the linked pages it held: each goes to its
+        // owner.
         Some(held) => {
-            let linked = linked_keys.borrow();
             for (k, h) in held {
-                if linked.contains(&k) {
-                    let shingles = Arc::try_unwrap(h.shingles).unwrap_or_else(|s| (*s).clone());
-                    pages_in.send((k, h.digest, shingles));
-                }
+                let shingles = Arc::try_unwrap(h.shingles).unwrap_or_else(|s| (*s).clone());
+                pages_in.send((k, h.digest, shingles));
             }
         }
         None => {

@@ -59,6 +59,11 @@ fn digest_of(bytes: Option<Vec<u8>>, path: &Path) -> Result<[u8; 16], Error> {
         .ok_or_else(|| Error::Format(format!("{}: a digest that is not 16 bytes", path.display())))
 }
 
+/// Encoded bytes that end a row group of an ingest file (each block of
+/// rows appended makes at least one): the sketch stage's workers share
+/// the files by row group, so small groups spread its work evenly.
+const INGEST_ROW_GROUP: usize = 8 << 20;
+
 /// An ingest file written a block of rows at a time, so a task holds one
 /// block in memory, not its whole share.
 pub struct IngestWriter<'p> {
@@ -68,7 +73,9 @@ pub struct IngestWriter<'p> {
 
 impl<'p> IngestWriter<'p> {
     pub fn new(path: &'p Path) -> IngestWriter<'p> {
-        IngestWriter { inner: pq::Writer::new(path, "ingest", STAGE_FORMAT_VERSION, Storage::Plain), rows: 0 }
+        let inner =
+            pq::Writer::new(path, "ingest", STAGE_FORMAT_VERSION, Storage::Plain).row_group_bytes(INGEST_ROW_GROUP);
+        IngestWriter { inner, rows: 0 }
     }
 
     /// Ends a row group once this many encoded bytes are buffered.

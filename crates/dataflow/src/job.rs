@@ -3,12 +3,13 @@
 //! Three stages, each a dataflow over the previous stage's parts, each
 //! ending in one Parquet part and one marker per worker:
 //!
-//! 1. `sketch`: pages exchanged by site; each site's template learned from
-//!    its pages (in key order, as one process does) and dropped from them;
-//!    every page sketched (MinHash) and written where its site was learned.
-//! 2. `edges`: each page's home is the worker that read it (its site's,
-//!    when the sketch stage ran in this job), and every message about a
-//!    page carries its home, so no shingle set moves to be held. Exact
+//! 1. `sketch`: each site's template learned from its pages' sets,
+//!    gathered by site (in key order, as one process does), and sent back
+//!    to the workers that read its pages; each worker drops it from the
+//!    pages it read, sketches them (MinHash) and writes them.
+//! 2. `edges`: each page's home is the worker that read it, and every
+//!    message about a page carries its home, so no shingle set moves to be
+//!    held. Exact
 //!    copies grouped by digest (the lowest key of a text stays in the
 //!    search); MinHash band keys exchanged by band (large buckets send each
 //!    pair from its first shared band only), candidate pairs sent to the
@@ -577,15 +578,25 @@ fn run_to_end(worker: &mut Worker, probe: &ProbeHandle<u64>) {
     }
 }
 
-/// A page on its way to the sketch stage.
+/// A page's shingles (its context's, when it has one) sent to the worker
+/// that learns its site's template, from the worker that read it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Unsketched {
+struct LearnFrom {
+    site: String,
+    key: u64,
+    reader: u64,
+    set: Arc<Vec<u64>>,
+}
+
+/// A page read by this worker, until its site's template is known.
+struct Read {
+    site: Option<String>,
     key: u64,
     id: String,
     words: u64,
     digest: [u8; 16],
-    shingles: Vec<u64>,
-    context: Vec<u64>,
+    shingles: Arc<Vec<u64>>,
+    context: Arc<Vec<u64>>,
 }
 
 fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
@@ -601,73 +612,72 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
         },
         &mut failure,
     );
-    let out: Rc<RefCell<Vec<SketchRow>>> = Rc::default();
-    let mut input: InputHandleVec<u64, Unsketched> = InputHandleVec::new();
-    let probe = ProbeHandle::new();
+    let me = index as u64;
     let template = shared.config.template.clone();
-    let hasher = MinHasher::new(shared.config.permutations, shared.config.seed);
-    let scope_of = template.as_ref().map(|t| t.scope).unwrap_or_default();
-    worker.dataflow::<u64, _, _>(|scope| {
-        let pages = scope.input_from(&mut input);
-        let route = move |d: &Unsketched| match template::site_of(&d.id, scope_of) {
-            Some(site) if template.is_some() => route_bytes(site.as_bytes()),
-            _ => owner(d.key),
-        };
-        let template = shared.config.template.clone();
-        let sink = out.clone();
-        let sketched = gather(pages, "sites", route, move |pages: Vec<Unsketched>| {
-            let mut sites: BTreeMap<Option<String>, Vec<Fingerprint>> = BTreeMap::new();
-            for p in pages {
-                let site = template.as_ref().and_then(|t| template::site_of(&p.id, t.scope));
-                let mut f =
-                    Fingerprint::from_parts(p.id, DocKey(p.key), p.words as usize, p.shingles, p.digest, Vec::new(), 0);
-                f.context = p.context;
-                sites.entry(site).or_default().push(f);
-            }
-            let mut out = Vec::new();
-            for (site, mut docs) in sites {
-                docs.sort_by_key(|d| d.key);
-                if let (Some(_), Some(t)) = (&site, &template)
-                    && docs.len() >= t.min_pages
-                {
-                    let sets: Vec<&[u64]> = docs
-                        .iter()
-                        .map(|d| if d.context.is_empty() { d.shingles.as_slice() } else { d.context.as_slice() })
-                        .collect();
-                    let learned = template::learn_site(&sets, t);
-                    for d in &mut docs {
-                        d.drop_template(&learned);
-                    }
-                }
-                for d in docs {
-                    out.push(SketchRow {
-                        key: d.key.0,
-                        id: d.id,
-                        words: d.word_count as u64,
-                        digest: d.digest,
-                        minhash: hasher.sketch(&d.shingles),
-                        shingles: d.shingles,
-                    });
-                }
-            }
-            // A page stays where its site was learned: that worker is its
-            // home in the edges stage, so its shingles cross no process
-            // again.
-            sink.borrow_mut().extend(out);
-            Vec::<()>::new()
-        });
-        sketched.probe_with(&probe);
-    });
-    for r in rows {
-        if let Some(d) = r.doc {
-            input.send(Unsketched {
+    let read: Vec<Read> = rows
+        .into_iter()
+        .filter_map(|r| {
+            let d = r.doc?;
+            Some(Read {
+                site: template.as_ref().and_then(|t| template::site_of(&r.id, t.scope)),
                 key: r.key,
                 id: r.id,
                 words: d.words,
                 digest: d.digest,
-                shingles: d.shingles,
-                context: d.context,
-            });
+                shingles: Arc::new(d.shingles),
+                context: Arc::new(d.context),
+            })
+        })
+        .collect();
+    // Each site's template is learned where its pages' sets are gathered
+    // (from every worker, in key order, as one process does) and sent back
+    // to the workers that read its pages; a page stays where it was read,
+    // its home in the edges stage, so the MinHash work is spread as the
+    // reading is, even over the pages of one site.
+    let learned: Rc<RefCell<HashMap<String, Arc<Vec<u64>>>>> = Rc::default();
+    let mut input: InputHandleVec<u64, LearnFrom> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let sets = scope.input_from(&mut input);
+        let template = shared.config.template.clone();
+        let templates = gather(
+            sets,
+            "sites",
+            |l: &LearnFrom| route_bytes(l.site.as_bytes()),
+            move |mut sets: Vec<LearnFrom>| {
+                let Some(t) = &template else { return Vec::new() };
+                sets.sort_unstable_by(|x, y| x.site.cmp(&y.site).then(x.key.cmp(&y.key)));
+                let mut out = Vec::new();
+                for site in sets.chunk_by(|x, y| x.site == y.site) {
+                    if site.len() < t.min_pages {
+                        continue;
+                    }
+                    let pages: Vec<&[u64]> = site.iter().map(|l| l.set.as_slice()).collect();
+                    let found = Arc::new(template::learn_site(&pages, t));
+                    let mut readers: Vec<u64> = site.iter().map(|l| l.reader).collect();
+                    readers.sort_unstable();
+                    readers.dedup();
+                    out.extend(readers.into_iter().map(|r| (r, site[0].site.clone(), Arc::clone(&found))));
+                }
+                out
+            },
+        );
+        let sink = learned.clone();
+        gather(
+            templates,
+            "templates",
+            |t: &(u64, String, Arc<Vec<u64>>)| t.0,
+            move |ts: Vec<(u64, String, Arc<Vec<u64>>)>| {
+                sink.borrow_mut().extend(ts.into_iter().map(|(_, site, t)| (site, t)));
+                Vec::<()>::new()
+            },
+        )
+        .probe_with(&probe);
+    });
+    for r in &read {
+        if let Some(site) = &r.site {
+            let set = if r.context.is_empty() { &r.shingles } else { &r.context };
+            input.send(LearnFrom { site: site.clone(), key: r.key, reader: me, set: Arc::clone(set) });
         }
     }
     drop(input);
@@ -675,7 +685,35 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
     if let Some(e) = failure {
         return Err(e);
     }
-    let mut rows = out.take();
+    let learned = learned.take();
+    let hasher = MinHasher::new(shared.config.permutations, shared.config.seed);
+    let unwrap = |a: Arc<Vec<u64>>| Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
+    let mut rows: Vec<SketchRow> = read
+        .into_iter()
+        .map(|r| {
+            let mut f = Fingerprint::from_parts(
+                r.id,
+                DocKey(r.key),
+                r.words as usize,
+                unwrap(r.shingles),
+                r.digest,
+                Vec::new(),
+                0,
+            );
+            f.context = unwrap(r.context);
+            if let Some(t) = r.site.as_ref().and_then(|s| learned.get(s)) {
+                f.drop_template(t);
+            }
+            SketchRow {
+                key: f.key.0,
+                id: f.id,
+                words: f.word_count as u64,
+                digest: f.digest,
+                minhash: hasher.sketch(&f.shingles),
+                shingles: f.shingles,
+            }
+        })
+        .collect();
     rows.sort_by_key(|r| r.key);
     finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, &rows))?;
     carried.sketch = Some(rows);
@@ -683,7 +721,8 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
 }
 
 /// A page's key and its home: the worker that holds its shingles in the
-/// edges stage (where the sketch stage learned its site, or read its part).
+/// edges stage (the worker that read it in the sketch stage, or read its
+/// sketch part).
 type At = (u64, u64);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

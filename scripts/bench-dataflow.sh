@@ -55,8 +55,8 @@ dist() { # name tasks processes workers rayon-threads
   local hosts="$out/hosts-$name"
   : > "$hosts"
   for p in $(seq 0 $((procs - 1))); do echo "127.0.0.1:$((2300 + p))" >> "$hosts"; done
-  # Process 0 first: the others connect to it and retry once a second
-  # until it listens (timely), which a later start would add to the time.
+  # Process 0 writes the report; the processes find each other in any
+  # start order (a refused connection is retried every 5 ms).
   RAYON_NUM_THREADS=$rayon "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p 0 --hostfile "$hosts" \
     -q -f json -o "$out/$name.json" &
   local first=$!

@@ -9,13 +9,12 @@
 //!    pages it read, sketches them (MinHash) and writes them.
 //! 2. `edges`: each page's home is the worker that read it, and every
 //!    message about a page carries its home, so no shingle set moves to be
-//!    held. Exact
-//!    copies grouped by digest (the lowest key of a text stays in the
-//!    search); MinHash band keys exchanged by band (large buckets send each
-//!    pair from its first shared band only), candidate pairs sent to the
-//!    home of the lower key, each shingle set sent at most once to each
-//!    worker that needs it, and every candidate confirmed by exact Jaccard
-//!    (and the cross-site rule).
+//!    held. Exact copies grouped by digest (the lowest key of a text stays
+//!    in the search); MinHash band keys exchanged by band (large buckets
+//!    send each pair from its first shared band only), candidate pairs sent
+//!    to the home of the lower key, each shingle set sent at most once to
+//!    each worker that needs it, and every candidate confirmed by exact
+//!    Jaccard (and the cross-site rule).
 //! 3. `clusters`: connected components of the confirmed pairs on
 //!    differential dataflow, labelled by their lowest key; the
 //!    representative is the member with the most confirmed links (ties to

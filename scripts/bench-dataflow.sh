@@ -8,7 +8,9 @@
 # against `webdup cluster`'s:
 #   cluster        webdup cluster, every core
 #   dist 1x2       1 ingest task + dcluster -n 1 -w 2, every core
-#   dist 1 core    1 ingest task + dcluster -n 1 -w 1, RAYON_NUM_THREADS=1
+#   dist 1 core    1 ingest task + dcluster -n 1 -w 1, RAYON_NUM_THREADS=1,
+#                  pinned to CPU 0 (taskset), which ingest's writer
+#                  thread shares
 #   dist 2 procs   2 ingest tasks at once + dcluster -n 2 -w 1 on loopback,
 #                  RAYON_NUM_THREADS=1 in each process
 # documents/s per core = documents / wall / cores used.
@@ -41,14 +43,16 @@ sync; t0=$(now)
 "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true
 t1=$(now); single=$(echo "$t1 - $t0" | bc); report cluster "$single" "$(nproc)"
 
-dist() { # name tasks processes workers rayon-threads
+dist() { # name tasks processes workers rayon-threads [cpu to pin every process to]
   local name=$1 tasks=$2 procs=$3 workers=$4 rayon=$5 work="$out/work-$1"
+  local -a pin=()
+  [ -n "${6:-}" ] && pin=(taskset -c "$6")
   # The earlier runs' files written back before the clock starts: on a VM
   # the write-back takes the guest's CPU, which would go to this run.
   sync
   local start; start=$(now)
   for t in $(seq 0 $((tasks - 1))); do
-    RAYON_NUM_THREADS=$rayon "$W" ingest "$corpus" --work "$work" --task "$t/$tasks" -q &
+    RAYON_NUM_THREADS=$rayon "${pin[@]}" "$W" ingest "$corpus" --work "$work" --task "$t/$tasks" -q &
   done
   wait
   local ingested; ingested=$(now)
@@ -57,11 +61,11 @@ dist() { # name tasks processes workers rayon-threads
   for p in $(seq 0 $((procs - 1))); do echo "127.0.0.1:$((2300 + p))" >> "$hosts"; done
   # Process 0 writes the report; the processes find each other in any
   # start order (a refused connection is retried every 5 ms).
-  RAYON_NUM_THREADS=$rayon "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p 0 --hostfile "$hosts" \
+  RAYON_NUM_THREADS=$rayon "${pin[@]}" "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p 0 --hostfile "$hosts" \
     -q -f json -o "$out/$name.json" &
   local first=$!
   for p in $(seq 1 $((procs - 1))); do
-    RAYON_NUM_THREADS=$rayon "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p "$p" --hostfile "$hosts" -q &
+    RAYON_NUM_THREADS=$rayon "${pin[@]}" "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p "$p" --hostfile "$hosts" -q &
   done
   wait "$first" || true
   wait
@@ -72,7 +76,7 @@ dist() { # name tasks processes workers rayon-threads
 }
 
 read -r s same <<< "$(dist 1x2 1 1 2 "$(nproc)")"; report "dist 1x2" "$s" "$(nproc)"; echo "               $same; $(python3 -c "print(f'{$s/$single*100-100:+.1f}% against cluster')")"
-read -r one same <<< "$(dist 1core 1 1 1 1)"; report "dist 1 core" "$one" 1; echo "               $same"
+read -r one same <<< "$(dist 1core 1 1 1 1 0)"; report "dist 1 core" "$one" 1; echo "               $same"
 read -r two same <<< "$(dist 2procs 2 2 1 1)"; report "dist 2 procs" "$two" 2; echo "               $same; $(python3 -c "print(f'{$one/$two:.2f}x one process')")"
 
 [ -n "${BENCH_SKIP_WARC:-}" ] && exit 0

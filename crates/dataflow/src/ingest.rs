@@ -124,32 +124,50 @@ pub fn ingest(
         mine.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
     let mut local = local.into_iter();
     let progress = Blocks::new(progress, (urls.len() + local.len()) as u64);
-    let mut writer = IngestWriter::new(&data);
-    let mut failed = 0u64;
-    let mut warc = webdup::warc::Summary::default();
-    let mut write = |mut rows: Vec<IngestRow>, warc_of: &webdup::warc::Summary| -> Result<(), Error> {
-        rows.sort_by_key(|r| r.key);
-        failed += rows.iter().filter(|r| r.doc.is_none()).count() as u64;
-        warc.merge(warc_of);
-        writer.append(&rows)
-    };
-    loop {
-        let block: Vec<Source> = local.by_ref().take(BLOCK).collect();
-        if block.is_empty() {
-            break;
-        }
-        let (rows, archived) = rows_of(run.load(block, config, &progress)?);
-        write(rows, &archived)?;
-    }
-    if !urls.is_empty() {
-        let (rows, archived) = rows_of(run.load(urls, config, &progress)?);
-        write(rows, &archived)?;
-    }
-    // Inputs that named nothing are task 0's (keyed after every source).
-    if task.index == 0 && !collected.errors.is_empty() {
-        let rows = collected.errors.into_iter().map(|e| error_row(e, None)).collect();
-        write(rows, &webdup::warc::Summary::default())?;
-    }
+    // A block is written on a thread of its own while the next is loaded,
+    // so the cores that load are not idle while Parquet is written.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<IngestRow>, webdup::warc::Summary)>(1);
+    let (writer, failed, warc) = std::thread::scope(|scope| {
+        let data = &data;
+        let writing = scope.spawn(move || -> Result<_, Error> {
+            let mut writer = IngestWriter::new(data);
+            let mut failed = 0u64;
+            let mut warc = webdup::warc::Summary::default();
+            for (mut rows, warc_of) in rx {
+                rows.sort_by_key(|r| r.key);
+                failed += rows.iter().filter(|r| r.doc.is_none()).count() as u64;
+                warc.merge(&warc_of);
+                writer.append(&rows)?;
+            }
+            Ok((writer, failed, warc))
+        });
+        // A send fails only when the writer stopped on an error, which
+        // its result then carries.
+        let loading = (|| -> Result<(), Error> {
+            loop {
+                let block: Vec<Source> = local.by_ref().take(BLOCK).collect();
+                if block.is_empty() {
+                    break;
+                }
+                if tx.send(rows_of(run.load(block, config, &progress)?)).is_err() {
+                    return Ok(());
+                }
+            }
+            if !urls.is_empty() && tx.send(rows_of(run.load(urls, config, &progress)?)).is_err() {
+                return Ok(());
+            }
+            // Inputs that named nothing are task 0's (keyed after every source).
+            if task.index == 0 && !collected.errors.is_empty() {
+                let rows = collected.errors.into_iter().map(|e| error_row(e, None)).collect();
+                let _ = tx.send((rows, webdup::warc::Summary::default()));
+            }
+            Ok(())
+        })();
+        drop(tx);
+        let written = writing.join().map_err(|_| Error::Worker("the ingest writer thread failed".into()))?;
+        loading?;
+        written
+    })?;
     progress.done();
     let rows = writer.rows();
     writer.finish()?;

@@ -117,7 +117,8 @@ pub fn ingest(
         .map(|(_, s)| s)
         .collect();
     // Local files are read a block at a time and each block written out
-    // before the next, so a task holds one block, not its whole share. URLs
+    // while the next is read, so a task holds a few blocks (one written,
+    // one waiting, one read), not its whole share. URLs
     // are fetched in one go: a block boundary would make every host's
     // politeness queue wait for the slowest.
     let (urls, local): (Vec<Source>, Vec<Source>) =

@@ -686,7 +686,6 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
     }
     let learned = learned.take();
     let hasher = MinHasher::new(shared.config.permutations, shared.config.seed);
-    let unwrap = |a: Arc<Vec<u64>>| Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
     let mut rows: Vec<SketchRow> = read
         .into_iter()
         .map(|r| {
@@ -694,12 +693,12 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
                 r.id,
                 DocKey(r.key),
                 r.words as usize,
-                unwrap(r.shingles),
+                Arc::unwrap_or_clone(r.shingles),
                 r.digest,
                 Vec::new(),
                 0,
             );
-            f.context = unwrap(r.context);
+            f.context = Arc::unwrap_or_clone(r.context);
             if let Some(t) = r.site.as_ref().and_then(|s| learned.get(s)) {
                 f.drop_template(t);
             }
@@ -1119,16 +1118,6 @@ struct RepSet {
 fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
     let edge_rows = read_all(&inputs_of(worker, shared, 2), |p| files::read_edges(p), &mut failure);
-    let sketch_files: Vec<PathBuf> = {
-        let (index, peers) = (worker.index(), worker.peers());
-        match shared.complete[0] {
-            Some(parts) => (0..parts)
-                .filter(|p| p % peers == index)
-                .map(|p| part_paths(&shared.work, "sketch", p, parts).0)
-                .collect(),
-            None => vec![part_paths(&shared.work, "sketch", index, peers).0],
-        }
-    };
     let me = worker.index() as u64;
     let min_size = shared.config.min_cluster_size.max(2);
 
@@ -1300,12 +1289,12 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
         // owner.
         Some(held) => {
             for (k, h) in held {
-                let shingles = Arc::try_unwrap(h.shingles).unwrap_or_else(|s| (*s).clone());
-                pages_in.send((k, h.digest, shingles));
+                pages_in.send((k, h.digest, Arc::unwrap_or_clone(h.shingles)));
             }
         }
         None => {
-            for path in &sketch_files {
+            // The sketch parts the edges stage would read.
+            for path in &inputs_of(worker, shared, 1) {
                 if let Err(e) = files::read_sketch_each(path, |p| pages_in.send((p.key, p.digest, p.shingles))) {
                     failure.get_or_insert(e);
                     break;

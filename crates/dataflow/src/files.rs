@@ -3,7 +3,8 @@
 //! | File | One row per | Columns |
 //! |---|---|---|
 //! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `shingles`, `context`, `error_kind`, `error_message`, `fetch` (JSON) |
-//! | `stages/sketch/part-*.parquet` | fingerprinted page | `key`, `id`, `words`, `digest`, `shingles` (site template dropped), `minhash` |
+//! | `stages/sketch/part-*.parquet` | fingerprinted page | `key`, `minhash` |
+//! | `stages/sketch/part-*.templates.parquet` | site of a page in the part, with a template | `site`, `template` (shingles) |
 //! | `stages/edges/part-*.parquet` | confirmed pair | `a`, `b` (keys, `a < b`), `shared`, `len_a`, `len_b` |
 //! | `stages/clusters/part-*.parquet` | clustered page | `label` (lowest key of its cluster), `representative`, `key`, `jaccard`, `containment`, `exact` |
 //! | `pages.parquet` | input document | see [`PAGES_SCHEMA`] |
@@ -16,8 +17,11 @@ use std::path::Path;
 use crate::Error;
 use crate::parquet_io::{self as pq, Column, Storage};
 
-/// Format version of the ingest and stage files.
-pub const STAGE_FORMAT_VERSION: u32 = 1;
+/// Format version of the ingest files.
+pub const INGEST_FORMAT_VERSION: u32 = 1;
+/// Format version of the stage files (2: a sketch part holds MinHash and
+/// templates, not shingles).
+pub const STAGE_FORMAT_VERSION: u32 = 2;
 /// Format version of `pages.parquet`.
 pub const PAGES_FORMAT_VERSION: u32 = 1;
 
@@ -74,7 +78,7 @@ pub struct IngestWriter<'p> {
 impl<'p> IngestWriter<'p> {
     pub fn new(path: &'p Path) -> IngestWriter<'p> {
         let inner =
-            pq::Writer::new(path, "ingest", STAGE_FORMAT_VERSION, Storage::Plain).row_group_bytes(INGEST_ROW_GROUP);
+            pq::Writer::new(path, "ingest", INGEST_FORMAT_VERSION, Storage::Plain).row_group_bytes(INGEST_ROW_GROUP);
         IngestWriter { inner, rows: 0 }
     }
 
@@ -124,9 +128,24 @@ pub fn read_ingest(path: &Path, light: bool) -> Result<Vec<IngestRow>, Error> {
 
 /// [`read_ingest`], of the row groups `groups` takes only.
 pub fn read_ingest_groups(path: &Path, light: bool, groups: &dyn Fn(usize) -> bool) -> Result<Vec<IngestRow>, Error> {
-    const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
     let mut out = Vec::new();
-    for b in pq::read_groups(path, "ingest", STAGE_FORMAT_VERSION, light.then_some(LIGHT), groups)? {
+    read_ingest_each(path, light, groups, |r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_ingest_groups`], each row handed to `each` as it is read; the
+/// first error `each` returns ends the reading.
+pub fn read_ingest_each(
+    path: &Path,
+    light: bool,
+    groups: &dyn Fn(usize) -> bool,
+    mut each: impl FnMut(IngestRow) -> Result<(), Error>,
+) -> Result<(), Error> {
+    const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
+    for b in pq::read_groups(path, "ingest", INGEST_FORMAT_VERSION, light.then_some(LIGHT), groups)? {
         let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
         let ids = pq::strs(b, "id", path)?;
@@ -156,13 +175,14 @@ pub fn read_ingest_groups(path: &Path, light: bool, groups: &dyn Fn(usize) -> bo
                 (Some(k), Some(m)) => Some((k.clone(), m.clone())),
                 _ => None,
             };
-            out.push(IngestRow { key: keys[i], id: ids[i].clone(), doc, error, fetch: fetches[i].clone() });
+            each(IngestRow { key: keys[i], id: ids[i].clone(), doc, error, fetch: fetches[i].clone() })?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// A page after its site's template is dropped, sketched.
+/// A page after its site's template is dropped, sketched: what the edges
+/// stage takes.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SketchRow {
     pub key: u64,
@@ -177,6 +197,10 @@ pub struct SketchRow {
 /// never held twice whole (as rows and as Arrow arrays).
 const SKETCH_BLOCK: usize = 4096;
 
+/// Writes a sketch part: each row's key and MinHash. The rest of a row is
+/// its ingest row with its site's template dropped (the part's templates
+/// file), rebuilt when a later stage resumes: written again here, the
+/// shingles were most of what the stage wrote.
 pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
     let mut w = pq::Writer::new(path, "sketch", STAGE_FORMAT_VERSION, Storage::Plain);
     // An empty part still has one (empty) block, which sets the schema.
@@ -184,44 +208,51 @@ pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
     for block in blocks {
         w.append(vec![
             ("key", Column::U64(block.iter().map(|r| r.key).collect())),
-            ("id", Column::Str(block.iter().map(|r| r.id.as_str()).collect())),
-            ("words", Column::U64(block.iter().map(|r| r.words).collect())),
-            ("digest", Column::OptBin(block.iter().map(|r| Some(r.digest.as_slice())).collect())),
-            ("shingles", Column::ListU64(block.iter().map(|r| Some(r.shingles.as_slice())).collect())),
             ("minhash", Column::ListU32(block.iter().map(|r| Some(r.minhash.as_slice())).collect())),
         ])?;
     }
     w.finish()
 }
 
-pub fn read_sketch(path: &Path) -> Result<Vec<SketchRow>, Error> {
+/// The keys and MinHash sketches of a sketch part.
+pub fn read_sketch(path: &Path) -> Result<Vec<(u64, Vec<u32>)>, Error> {
     let mut out = Vec::new();
-    read_sketch_each(path, |r| out.push(r))?;
-    Ok(out)
-}
-
-/// The rows of a sketch file, each handed to `each` as it is read.
-pub fn read_sketch_each(path: &Path, mut each: impl FnMut(SketchRow)) -> Result<(), Error> {
     for b in pq::read(path, "sketch", STAGE_FORMAT_VERSION, None)? {
         let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
-        let ids = pq::strs(b, "id", path)?;
-        let words = pq::u64s(b, "words", path)?;
-        let mut digests = pq::opt_bins(b, "digest", path)?;
-        let mut shingles = pq::list_u64s(b, "shingles", path)?;
         let mut minhashes = pq::list_u32s(b, "minhash", path)?;
-        for i in 0..keys.len() {
-            each(SketchRow {
-                key: keys[i],
-                id: ids[i].clone(),
-                words: words[i],
-                digest: digest_of(digests[i].take(), path)?,
-                shingles: shingles[i].take().unwrap_or_default(),
-                minhash: minhashes[i].take().unwrap_or_default(),
-            });
+        for (i, key) in keys.into_iter().enumerate() {
+            out.push((key, minhashes[i].take().unwrap_or_default()));
         }
     }
-    Ok(())
+    Ok(out)
+}
+
+/// Writes the templates of the sites of a sketch part's pages (by site).
+pub fn write_templates(path: &Path, templates: &[(&str, &[u64])]) -> Result<(), Error> {
+    pq::write(
+        path,
+        "templates",
+        STAGE_FORMAT_VERSION,
+        Storage::Plain,
+        vec![
+            ("site", Column::Str(templates.iter().map(|t| t.0).collect())),
+            ("template", Column::ListU64(templates.iter().map(|t| Some(t.1)).collect())),
+        ],
+    )
+}
+
+pub fn read_templates(path: &Path) -> Result<Vec<(String, Vec<u64>)>, Error> {
+    let mut out = Vec::new();
+    for b in pq::read(path, "templates", STAGE_FORMAT_VERSION, None)? {
+        let b = &b?;
+        let sites = pq::strs(b, "site", path)?;
+        let mut templates = pq::list_u64s(b, "template", path)?;
+        for (i, site) in sites.into_iter().enumerate() {
+            out.push((site, templates[i].take().unwrap_or_default()));
+        }
+    }
+    Ok(out)
 }
 
 /// A confirmed pair, by key (`a < b`), with its overlap.
@@ -435,7 +466,21 @@ mod tests {
                 })
                 .collect();
             write_sketch(&path, &rows).unwrap();
-            assert_eq!(read_sketch(&path).unwrap(), rows, "{n} rows");
+            let back: Vec<(u64, Vec<u32>)> = rows.iter().map(|r| (r.key, r.minhash.clone())).collect();
+            assert_eq!(read_sketch(&path).unwrap(), back, "{n} rows");
+        }
+    }
+
+    #[test]
+    fn templates_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [0u64, 1, 3] {
+            let path = dir.path().join(format!("templates-{n}.parquet"));
+            let templates: Vec<(String, Vec<u64>)> =
+                (0..n).map(|i| (format!("site-{i}.example"), (0..i * 5).map(|s| s * 11 + i).collect())).collect();
+            let borrowed: Vec<(&str, &[u64])> = templates.iter().map(|(s, t)| (s.as_str(), t.as_slice())).collect();
+            write_templates(&path, &borrowed).unwrap();
+            assert_eq!(read_templates(&path).unwrap(), templates, "{n} templates");
         }
     }
 

@@ -509,17 +509,14 @@ struct Carried {
     held: Option<HashMap<u64, Held>>,
 }
 
-/// The files of the previous stage this worker reads: its own part when
-/// that stage ran in this job, else every part `p` with `p % peers ==
-/// index` of the complete set.
-fn inputs_of(worker: &Worker, shared: &Shared, stage: usize) -> Vec<PathBuf> {
+/// The parts of the previous stage this worker reads, as (part, parts):
+/// its own part when that stage ran in this job, else every part `p` with
+/// `p % peers == index` of the complete set.
+fn inputs_of(worker: &Worker, shared: &Shared, stage: usize) -> Vec<(usize, usize)> {
     let (index, peers) = (worker.index(), worker.peers());
-    let prev = STAGES[stage - 1];
     match shared.complete[stage - 1] {
-        Some(parts) => {
-            (0..parts).filter(|p| p % peers == index).map(|p| part_paths(&shared.work, prev, p, parts).0).collect()
-        }
-        None => vec![part_paths(&shared.work, prev, index, peers).0],
+        Some(parts) => (0..parts).filter(|p| p % peers == index).map(|p| (p, parts)).collect(),
+        None => vec![(index, peers)],
     }
 }
 
@@ -607,7 +604,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
         0..shared.tasks,
         |t| {
             let (path, _) = ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks });
-            files::read_ingest_groups(&path, false, &|g| (t + g) % peers == index)
+            files::read_ingest_groups(&path, false, &|g| reads_group(t, g, index, peers))
         },
         &mut failure,
     );
@@ -689,33 +686,94 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
     let mut rows: Vec<SketchRow> = read
         .into_iter()
         .map(|r| {
-            let mut f = Fingerprint::from_parts(
-                r.id,
-                DocKey(r.key),
-                r.words as usize,
-                Arc::unwrap_or_clone(r.shingles),
-                r.digest,
-                Vec::new(),
-                0,
-            );
-            f.context = Arc::unwrap_or_clone(r.context);
-            if let Some(t) = r.site.as_ref().and_then(|s| learned.get(s)) {
-                f.drop_template(t);
-            }
-            SketchRow {
-                key: f.key.0,
-                id: f.id,
-                words: f.word_count as u64,
-                digest: f.digest,
-                minhash: hasher.sketch(&f.shingles),
-                shingles: f.shingles,
-            }
+            let template = r.site.as_ref().and_then(|s| learned.get(s)).map(|t| t.as_slice());
+            let shingles = Arc::unwrap_or_clone(r.shingles);
+            let context = Arc::unwrap_or_clone(r.context);
+            let mut row = page_row(r.key, r.id, r.words, r.digest, shingles, context, template);
+            row.minhash = hasher.sketch(&row.shingles);
+            row
         })
         .collect();
     rows.sort_by_key(|r| r.key);
-    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| files::write_sketch(p, &rows))?;
+    let mut templates: Vec<(&str, &[u64])> = learned.iter().map(|(s, t)| (s.as_str(), t.as_slice())).collect();
+    templates.sort_unstable();
+    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| {
+        files::write_templates(&templates_path(&shared.work, index, peers), &templates)?;
+        files::write_sketch(p, &rows)
+    })?;
     carried.sketch = Some(rows);
     Ok(())
+}
+
+/// Whether part `part` of `parts` of the sketch stage reads row group `g`
+/// of ingest task `t`: every part reads a share of every file, so the
+/// reading is spread even when there are fewer files than workers.
+fn reads_group(t: usize, g: usize, part: usize, parts: usize) -> bool {
+    (t + g) % parts == part
+}
+
+/// A page as the edges stage takes it: its site's template, when it has
+/// one, dropped (`minhash` left empty).
+fn page_row(
+    key: u64,
+    id: String,
+    words: u64,
+    digest: [u8; 16],
+    shingles: Vec<u64>,
+    context: Vec<u64>,
+    template: Option<&[u64]>,
+) -> SketchRow {
+    let mut f = Fingerprint::from_parts(id, DocKey(key), words as usize, shingles, digest, Vec::new(), 0);
+    f.context = context;
+    if let Some(t) = template {
+        f.drop_template(t);
+    }
+    SketchRow { key, id: f.id, words: f.word_count as u64, digest: f.digest, shingles: f.shingles, minhash: Vec::new() }
+}
+
+/// The templates file of part `part` of `parts` of the sketch stage.
+fn templates_path(work: &Path, part: usize, parts: usize) -> PathBuf {
+    stage_dir(work, "sketch").join(format!("{}.templates.parquet", marker::part_name("part", part, parts)))
+}
+
+/// Part `part` of `parts` of the sketch stage as that stage had it, each
+/// row handed to `each` as it is rebuilt (in ingest order): keys and
+/// MinHash from the part, each page from the ingest row groups the part
+/// read, with its site's template (from the part's templates file) dropped
+/// again.
+fn rebuild_sketch(shared: &Shared, part: usize, parts: usize, mut each: impl FnMut(SketchRow)) -> Result<(), Error> {
+    let (path, _) = part_paths(&shared.work, "sketch", part, parts);
+    let mut minhashes: HashMap<u64, Vec<u32>> = files::read_sketch(&path)?.into_iter().collect();
+    let templates: HashMap<String, Vec<u64>> =
+        files::read_templates(&templates_path(&shared.work, part, parts))?.into_iter().collect();
+    let scope = shared.config.template.as_ref().map(|t| t.scope);
+    for t in 0..shared.tasks {
+        let (ingest, _) = ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks });
+        files::read_ingest_each(&ingest, false, &|g| reads_group(t, g, part, parts), |r| {
+            let Some(d) = r.doc else { return Ok(()) };
+            let Some(minhash) = minhashes.remove(&r.key) else {
+                return Err(Error::Format(format!(
+                    "{}: no sketch of page {} ({}), which this part read from {}",
+                    path.display(),
+                    r.key,
+                    r.id,
+                    ingest.display()
+                )));
+            };
+            let template = scope.and_then(|s| template::site_of(&r.id, s)).and_then(|s| templates.get(&s));
+            let mut row = page_row(r.key, r.id, d.words, d.digest, d.shingles, d.context, template.map(Vec::as_slice));
+            row.minhash = minhash;
+            each(row);
+            Ok(())
+        })?;
+    }
+    match minhashes.keys().min() {
+        Some(key) => Err(Error::Format(format!(
+            "{}: page {key} is in none of the ingest row groups this part read",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A page's key and its home: the worker that holds its shingles in the
@@ -822,7 +880,19 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
     // home of the pages it reads.
     let rows = match carried.sketch.take() {
         Some(rows) => rows,
-        None => read_all(&inputs_of(worker, shared, 1), |p| files::read_sketch(p), &mut failure),
+        None => {
+            let mut rows = read_all(
+                inputs_of(worker, shared, 1),
+                |(p, n)| {
+                    let mut rows = Vec::new();
+                    rebuild_sketch(shared, p, n, |r| rows.push(r))?;
+                    Ok(rows)
+                },
+                &mut failure,
+            );
+            rows.sort_by_key(|r| r.key);
+            rows
+        }
     };
     let me = worker.index() as u64;
     let matching = shared.config.match_settings();
@@ -1117,7 +1187,11 @@ struct RepSet {
 
 fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
-    let edge_rows = read_all(&inputs_of(worker, shared, 2), |p| files::read_edges(p), &mut failure);
+    let edge_rows = read_all(
+        inputs_of(worker, shared, 2),
+        |(p, n)| files::read_edges(&part_paths(&shared.work, "edges", p, n).0),
+        &mut failure,
+    );
     let me = worker.index() as u64;
     let min_size = shared.config.min_cluster_size.max(2);
 
@@ -1294,8 +1368,8 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
         }
         None => {
             // The sketch parts the edges stage would read.
-            for path in &inputs_of(worker, shared, 1) {
-                if let Err(e) = files::read_sketch_each(path, |p| pages_in.send((p.key, p.digest, p.shingles))) {
+            for (p, n) in inputs_of(worker, shared, 1) {
+                if let Err(e) = rebuild_sketch(shared, p, n, |r| pages_in.send((r.key, r.digest, r.shingles))) {
                     failure.get_or_insert(e);
                     break;
                 }

@@ -14,7 +14,11 @@
 #   dist 2 procs   2 ingest tasks at once + dcluster -n 2 -w 1 on loopback,
 #                  RAYON_NUM_THREADS=1 in each process
 # documents/s per core = documents / wall / cores used.
-# WARC.gz to clusters: MB/s per core of the compressed archive.
+# The four run in turn, ROUNDS times (BENCH_ROUNDS, default 3): the speed
+# of this VM's cores drifts by 10-20% over a minute, so each round's
+# figures are printed, then the median of each over the rounds, and the
+# ratios are taken from the medians.
+# WARC.gz to clusters: MB/s per core of the compressed archive (once).
 #
 #   scripts/bench-dataflow.sh [DOCS] [WORDS]
 # BENCH_SKIP_WARC=1 stops after the text runs.
@@ -31,7 +35,11 @@ if [ ! -d "$corpus" ]; then
   echo "generating $docs documents in $corpus" >&2
   target/release/examples/synth_corpus "$corpus" "$docs" "$words"
 fi
-find "$corpus" -type f -exec cat {} + >/dev/null   # warm the page cache
+# The input read into the page cache before every timed run: this VM's
+# proactive reclaim (DAMON) evicts files left cold for a few seconds, and a
+# run that finds its input on disk waits for it (10-14 MB/s read in a
+# cluster run of 6.8 s instead of 4.5 s).
+warm() { find "$corpus" -type f -exec cat {} + >/dev/null; }
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 now() { date +%s.%N; }
@@ -39,9 +47,12 @@ report() { # name seconds cores
   python3 -c "import sys; n=$docs; s=float(sys.argv[2]); c=int(sys.argv[3]); print(f'{sys.argv[1]:<14} {s:8.2f} s  {n/s:9.0f} docs/s  {n/s/c:9.0f} docs/s/core')" "$@"
 }
 
-sync; t0=$(now)
-"$W" cluster "$corpus" -q -f json -o "$out/single.json" || true
-t1=$(now); single=$(echo "$t1 - $t0" | bc); report cluster "$single" "$(nproc)"
+single() { # writes $out/single.json; prints the seconds
+  warm; sync
+  local t0; t0=$(now)
+  "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true
+  echo "$(now) - $t0" | bc
+}
 
 dist() { # name tasks processes workers rayon-threads [cpu to pin every process to]
   local name=$1 tasks=$2 procs=$3 workers=$4 rayon=$5 work="$out/work-$1"
@@ -49,7 +60,7 @@ dist() { # name tasks processes workers rayon-threads [cpu to pin every process 
   [ -n "${6:-}" ] && pin=(taskset -c "$6")
   # The earlier runs' files written back before the clock starts: on a VM
   # the write-back takes the guest's CPU, which would go to this run.
-  sync
+  warm; sync
   local start; start=$(now)
   for t in $(seq 0 $((tasks - 1))); do
     RAYON_NUM_THREADS=$rayon "${pin[@]}" "$W" ingest "$corpus" --work "$work" --task "$t/$tasks" -q &
@@ -75,9 +86,24 @@ dist() { # name tasks processes workers rayon-threads [cpu to pin every process 
   echo "$(echo "$end - $start" | bc) $same (ingest $(printf %.2f "$(echo "$ingested - $start" | bc)") s, dcluster $(printf %.2f "$(echo "$end - $ingested" | bc)") s)"
 }
 
-read -r s same <<< "$(dist 1x2 1 1 2 "$(nproc)")"; report "dist 1x2" "$s" "$(nproc)"; echo "               $same; $(python3 -c "print(f'{$s/$single*100-100:+.1f}% against cluster')")"
-read -r one same <<< "$(dist 1core 1 1 1 1 0)"; report "dist 1 core" "$one" 1; echo "               $same"
-read -r two same <<< "$(dist 2procs 2 2 1 1)"; report "dist 2 procs" "$two" 2; echo "               $same; $(python3 -c "print(f'{$one/$two:.2f}x one process')")"
+rounds=${BENCH_ROUNDS:-3}
+declare -a t_single t_1x2 t_one t_two
+for r in $(seq 1 "$rounds"); do
+  echo "round $r of $rounds"
+  t_single+=("$(single)"); report cluster "${t_single[-1]}" "$(nproc)"
+  read -r s same <<< "$(dist 1x2 1 1 2 "$(nproc)")"; t_1x2+=("$s")
+  report "dist 1x2" "$s" "$(nproc)"; echo "               $same; $(python3 -c "print(f'{$s/${t_single[-1]}*100-100:+.1f}% against cluster')")"
+  read -r one same <<< "$(dist 1core 1 1 1 1 0)"; t_one+=("$one"); report "dist 1 core" "$one" 1; echo "               $same"
+  read -r two same <<< "$(dist 2procs 2 2 1 1)"; t_two+=("$two")
+  report "dist 2 procs" "$two" 2; echo "               $same; $(python3 -c "print(f'{$one/$two:.2f}x one process')")"
+done
+median() { printf '%s\n' "$@" | sort -g | python3 -c "import sys; v=[float(x) for x in sys.stdin]; print(v[len(v)//2] if len(v)%2 else (v[len(v)//2-1]+v[len(v)//2])/2)"; }
+ms=$(median "${t_single[@]}"); m12=$(median "${t_1x2[@]}"); m1=$(median "${t_one[@]}"); m2=$(median "${t_two[@]}")
+echo "median of $rounds rounds"
+report cluster "$ms" "$(nproc)"
+report "dist 1x2" "$m12" "$(nproc)"; echo "               $(python3 -c "print(f'{$m12/$ms*100-100:+.1f}% against cluster')")"
+report "dist 1 core" "$m1" 1
+report "dist 2 procs" "$m2" 2; echo "               $(python3 -c "print(f'{$m1/$m2:.2f}x one process')")"
 
 [ -n "${BENCH_SKIP_WARC:-}" ] && exit 0
 
@@ -102,8 +128,7 @@ for part in range(8):
 PY
 mb=$(du -sb "$out/warc" | python3 -c "import sys; print(int(sys.stdin.read().split()[0])/1e6)")
 corpus="$out/warc"
-sync; t0=$(now); "$W" cluster "$corpus" -q -f json -o "$out/single.json" || true; t1=$(now)
-warc_single=$(echo "$t1 - $t0" | bc)
+warc_single=$(single)
 python3 -c "print(f'WARC.gz {$mb:.0f} MB: cluster     {$warc_single:8.2f} s  {$mb/$warc_single/$(nproc):6.2f} MB/s/core')"
 read -r w same <<< "$(dist warc2 2 2 1 1)"
 python3 -c "print(f'WARC.gz {$mb:.0f} MB: dist 2 procs {$w:8.2f} s  {$mb/$w/2:6.2f} MB/s/core  ($same)')"

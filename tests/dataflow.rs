@@ -499,6 +499,23 @@ fn a_task_that_finished_is_not_run_again_and_pages_parquet_has_a_row_per_page() 
         String::from_utf8_lossy(&o.stderr)
     );
     ingest(dir, &inputs, &work, 2);
+    // A task ingested by an earlier webdup (its marker names no file
+    // format: version 1, lists of hashes): dcluster says to ingest again,
+    // and ingest redoes that task only.
+    let zero = work.join("ingest/task-00000-of-00002.done");
+    let mut old: serde_json::Value = serde_json::from_slice(&std::fs::read(&zero).unwrap()).unwrap();
+    old.as_object_mut().unwrap().remove("file_version").expect("the marker names its file's format");
+    std::fs::write(&zero, serde_json::to_vec(&old).unwrap()).unwrap();
+    let o = webdup(dir).args(["dcluster", "--work"]).arg(&work).arg("-q").output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(stderr.contains("task-00000-of-00002.done") && stderr.contains("run `webdup ingest` again"), "{stderr}");
+    let kept = mtime(&marker);
+    std::thread::sleep(Duration::from_millis(1100));
+    ingest(dir, &inputs, &work, 2);
+    assert_eq!(mtime(&marker), kept, "a task of this format was ingested again");
+    let redone: serde_json::Value = serde_json::from_slice(&std::fs::read(&zero).unwrap()).unwrap();
+    assert!(redone.get("file_version").is_some(), "the old task was not ingested again");
     let o = webdup(dir)
         .args(["dcluster", "--work"])
         .arg(&work)

@@ -2,9 +2,9 @@
 //!
 //! | File | One row per | Columns |
 //! |---|---|---|
-//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `shingles`, `context`, `error_kind`, `error_message`, `fetch` (JSON) |
+//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `shingles` and `context` (binary: 8 little-endian bytes a hash), `error_kind`, `error_message`, `fetch` (JSON) |
 //! | `stages/sketch/part-*.parquet` | fingerprinted page | `key`, `minhash` |
-//! | `stages/sketch/part-*.templates.parquet` | site of a page in the part, with a template | `site`, `template` (shingles) |
+//! | `stages/sketch/part-*.templates.parquet` | site of a page in the part, with a template | `site`, `template` (shingles, binary as above) |
 //! | `stages/edges/part-*.parquet` | confirmed pair | `a`, `b` (keys, `a < b`), `shared`, `len_a`, `len_b` |
 //! | `stages/clusters/part-*.parquet` | clustered page | `label` (lowest key of its cluster), `representative`, `key`, `jaccard`, `containment`, `exact` |
 //! | `pages.parquet` | input document | see [`PAGES_SCHEMA`] |
@@ -17,8 +17,8 @@ use std::path::Path;
 use crate::Error;
 use crate::parquet_io::{self as pq, Column, Storage};
 
-/// Format version of the ingest files.
-pub const INGEST_FORMAT_VERSION: u32 = 1;
+/// Format version of the ingest files (2: shingles and context as binary).
+pub const INGEST_FORMAT_VERSION: u32 = 2;
 /// Format version of the stage files (2: a sketch part holds MinHash and
 /// templates, not shingles).
 pub const STAGE_FORMAT_VERSION: u32 = 2;
@@ -112,8 +112,8 @@ fn ingest_columns(rows: &[IngestRow]) -> Vec<(&'static str, Column<'_>)> {
         ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
         ("words", Column::OptU64(doc(&|d| Some(d.words)))),
         ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.as_slice())).collect())),
-        ("shingles", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
-        ("context", Column::ListU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
+        ("shingles", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
+        ("context", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
         ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.as_str())).collect())),
         ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.as_str())).collect())),
         ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.as_deref()).collect())),
@@ -156,7 +156,7 @@ pub fn read_ingest_each(
         let (mut digests, mut shingles, mut contexts) = if light {
             (Vec::new(), Vec::new(), Vec::new())
         } else {
-            (pq::opt_bins(b, "digest", path)?, pq::list_u64s(b, "shingles", path)?, pq::list_u64s(b, "context", path)?)
+            (pq::opt_bins(b, "digest", path)?, pq::bin_u64s(b, "shingles", path)?, pq::bin_u64s(b, "context", path)?)
         };
         for i in 0..keys.len() {
             let doc = match words[i] {
@@ -237,7 +237,7 @@ pub fn write_templates(path: &Path, templates: &[(&str, &[u64])]) -> Result<(), 
         Storage::Plain,
         vec![
             ("site", Column::Str(templates.iter().map(|t| t.0).collect())),
-            ("template", Column::ListU64(templates.iter().map(|t| Some(t.1)).collect())),
+            ("template", Column::BinU64(templates.iter().map(|t| Some(t.1)).collect())),
         ],
     )
 }
@@ -247,7 +247,7 @@ pub fn read_templates(path: &Path) -> Result<Vec<(String, Vec<u64>)>, Error> {
     for b in pq::read(path, "templates", STAGE_FORMAT_VERSION, None)? {
         let b = &b?;
         let sites = pq::strs(b, "site", path)?;
-        let mut templates = pq::list_u64s(b, "template", path)?;
+        let mut templates = pq::bin_u64s(b, "template", path)?;
         for (i, site) in sites.into_iter().enumerate() {
             out.push((site, templates[i].take().unwrap_or_default()));
         }

@@ -16,7 +16,7 @@ use webdup::run::{Run, RunConfig};
 use webdup::source::{Location, Source};
 
 use crate::Error;
-use crate::files::{IngestDoc, IngestRow, IngestWriter};
+use crate::files::{INGEST_FORMAT_VERSION, IngestDoc, IngestRow, IngestWriter};
 use crate::marker::{self, Marker};
 
 /// Which share of the inputs a task takes: `index` of `count`, 0-based.
@@ -92,7 +92,9 @@ pub fn ingest(
 ) -> Result<Ingested, Error> {
     let (data, done) = paths(work, task);
     let settings = settings_json(config);
-    if let Some(m) = marker::read(&done)? {
+    // A task finished by a webdup that wrote another ingest format is run
+    // again: its file could not be read.
+    if let Some(m) = marker::read(&done)?.filter(|m| m.file_version.unwrap_or(1) == INGEST_FORMAT_VERSION) {
         if m.settings.as_ref() != Some(&settings) {
             return Err(Error::Config(format!(
                 "{}: task {task} was ingested with other settings; use another work directory, or delete {} to ingest it again",
@@ -177,6 +179,7 @@ pub fn ingest(
     m.counts.insert("failed".into(), failed);
     m.settings = Some(settings);
     m.warc = warc;
+    m.file_version = Some(INGEST_FORMAT_VERSION);
     marker::write(&done, &m)?;
     Ok(Ingested { path: data, ran: true, documents: rows, failed })
 }

@@ -312,6 +312,15 @@ fn read_ingest_markers(work: &Path, config: &Config) -> Result<Vec<Marker>, Erro
         let (_, done) = ingest::paths(work, crate::Task { index: t, count });
         match marker::read(&done)? {
             Some(m) => {
+                let version = m.file_version.unwrap_or(1);
+                if version != files::INGEST_FORMAT_VERSION {
+                    return Err(Error::Config(format!(
+                        "{}: ingested by another webdup version (ingest format {version}, this one reads {}); \
+                         run `webdup ingest` again with the same inputs and tasks: it redoes such tasks",
+                        done.display(),
+                        files::INGEST_FORMAT_VERSION
+                    )));
+                }
                 if m.settings.as_ref() != Some(&want) {
                     let theirs: Option<webdup::engine::FingerprintSettings> =
                         m.settings.clone().and_then(|s| serde_json::from_value(s).ok());

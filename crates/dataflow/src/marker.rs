@@ -35,6 +35,10 @@ pub struct Marker {
     /// What the task's web archives gave (the ingest), summed into the report.
     #[serde(default, skip_serializing_if = "webdup::warc::Summary::is_empty")]
     pub warc: webdup::warc::Summary,
+    /// Format version of the ingest file the marker vouches for; markers
+    /// written before it was recorded hold version 1 files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_version: Option<u32>,
 }
 
 impl Marker {
@@ -50,6 +54,7 @@ impl Marker {
             finished_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             settings: None,
             warc: Default::default(),
+            file_version: None,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, ListBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::builder::{BinaryBuilder, ListBuilder, UInt32Builder};
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Float64Array, ListArray, RecordBatch, StringArray, UInt32Array,
     UInt64Array,
@@ -17,7 +17,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::Error;
 
@@ -42,7 +42,10 @@ pub enum Column<'a> {
     Str(Vec<&'a str>),
     OptStr(Vec<Option<&'a str>>),
     OptBin(Vec<Option<&'a [u8]>>),
-    ListU64(Vec<Option<&'a [u64]>>),
+    /// Lists of hashes as binary values, 8 little-endian bytes a hash: a
+    /// list column costs a repetition and a definition level per hash to
+    /// write and to read, and ingest files hold tens of millions of them.
+    BinU64(Vec<Option<&'a [u64]>>),
     ListU32(Vec<Option<&'a [u32]>>),
     Bool(Vec<bool>),
     OptBool(Vec<Option<bool>>),
@@ -63,8 +66,7 @@ impl Column<'_> {
         match self {
             Column::U64(_) | Column::OptU64(_) => DataType::UInt64,
             Column::Str(_) | Column::OptStr(_) => DataType::Utf8,
-            Column::OptBin(_) => DataType::Binary,
-            Column::ListU64(_) => DataType::List(Arc::new(Field::new("item", DataType::UInt64, true))),
+            Column::OptBin(_) | Column::BinU64(_) => DataType::Binary,
             Column::ListU32(_) => DataType::List(Arc::new(Field::new("item", DataType::UInt32, true))),
             Column::Bool(_) | Column::OptBool(_) => DataType::Boolean,
             Column::OptF64(_) => DataType::Float64,
@@ -82,7 +84,7 @@ impl Column<'_> {
             Column::Str(v) => v.len(),
             Column::OptStr(v) => v.len(),
             Column::OptBin(v) => v.len(),
-            Column::ListU64(v) => v.len(),
+            Column::BinU64(v) => v.len(),
             Column::ListU32(v) => v.len(),
             Column::Bool(v) => v.len(),
             Column::OptBool(v) => v.len(),
@@ -104,15 +106,19 @@ impl Column<'_> {
                 }
                 Arc::new(b.finish())
             }
-            Column::ListU64(v) => {
-                let mut b = ListBuilder::new(UInt64Builder::new());
-                for x in &v[from..to] {
+            Column::BinU64(v) => {
+                let rows = &v[from..to];
+                let hashes: usize = rows.iter().map(|x| x.map_or(0, <[u64]>::len)).sum();
+                let mut b = BinaryBuilder::with_capacity(rows.len(), hashes * 8);
+                let mut bytes = Vec::new();
+                for x in rows {
                     match x {
                         Some(items) => {
-                            b.values().append_slice(items);
-                            b.append(true);
+                            bytes.clear();
+                            bytes.extend(items.iter().flat_map(|h| h.to_le_bytes()));
+                            b.append_value(&bytes);
                         }
-                        None => b.append(false),
+                        None => b.append_null(),
                     }
                 }
                 Arc::new(b.finish())
@@ -164,13 +170,16 @@ pub struct Writer<'p> {
 
 impl<'p> Writer<'p> {
     pub fn new(path: &'p Path, kind: &str, version: u32, storage: Storage) -> Writer<'p> {
-        let (compression, dictionary) = match storage {
-            Storage::Plain => (Compression::UNCOMPRESSED, false),
-            Storage::Compressed => (Compression::SNAPPY, true),
+        // Stage files are read whole by webdup, never filtered by value:
+        // the min and max of every page of hashes would go unread.
+        let (compression, dictionary, statistics) = match storage {
+            Storage::Plain => (Compression::UNCOMPRESSED, false, EnabledStatistics::None),
+            Storage::Compressed => (Compression::SNAPPY, true, EnabledStatistics::Page),
         };
         let props = WriterProperties::builder()
             .set_compression(compression)
             .set_dictionary_enabled(dictionary)
+            .set_statistics_enabled(statistics)
             .set_key_value_metadata(Some(vec![
                 KeyValue::new(KIND_KEY.to_string(), kind.to_string()),
                 KeyValue::new(VERSION_KEY.to_string(), version.to_string()),
@@ -325,8 +334,25 @@ pub fn bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<bool>, 
     Ok(column::<BooleanArray>(batch, name, path)?.iter().map(|b| b.unwrap_or(false)).collect())
 }
 
-pub fn list_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u64>>>, Error> {
-    lists::<UInt64Array, u64>(batch, name, path)
+/// A [`Column::BinU64`] column's rows.
+pub fn bin_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u64>>>, Error> {
+    let array = column::<BinaryArray>(batch, name, path)?;
+    (0..array.len())
+        .map(|i| {
+            if array.is_null(i) {
+                return Ok(None);
+            }
+            let bytes = array.value(i);
+            if bytes.len() % 8 != 0 {
+                return Err(Error::Format(format!(
+                    "{}: column {name}, row {i}: {} bytes, not a whole number of 8-byte hashes",
+                    path.display(),
+                    bytes.len()
+                )));
+            }
+            Ok(Some(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()))
+        })
+        .collect()
 }
 
 pub fn list_u32s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u32>>>, Error> {
@@ -357,12 +383,6 @@ trait PrimitiveValues<T> {
     fn slice_values(&self) -> &[T];
 }
 
-impl PrimitiveValues<u64> for UInt64Array {
-    fn slice_values(&self) -> &[u64] {
-        self.values()
-    }
-}
-
 impl PrimitiveValues<u32> for UInt32Array {
     fn slice_values(&self) -> &[u32] {
         self.values()
@@ -375,4 +395,28 @@ pub fn opt_f64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Opti
 
 pub fn opt_bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<bool>>, Error> {
     Ok(column::<BooleanArray>(batch, name, path)?.iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_lists_read_back_and_a_torn_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hashes.parquet");
+        let lists: Vec<Option<&[u64]>> = vec![Some(&[1, u64::MAX, 1 << 40]), None, Some(&[])];
+        write(&path, "test", 1, Storage::Plain, vec![("h", Column::BinU64(lists.clone()))]).unwrap();
+        let batches: Vec<RecordBatch> = read(&path, "test", 1, None).unwrap().map(Result::unwrap).collect();
+        let back: Vec<Option<Vec<u64>>> = batches.iter().flat_map(|b| bin_u64s(b, "h", &path).unwrap()).collect();
+        assert_eq!(back, lists.iter().map(|l| l.map(<[u64]>::to_vec)).collect::<Vec<_>>());
+
+        // A value that is not a whole number of hashes.
+        let torn = dir.path().join("torn.parquet");
+        write(&torn, "test", 1, Storage::Plain, vec![("h", Column::OptBin(vec![Some(&[0u8; 8]), Some(&[1u8; 7])]))])
+            .unwrap();
+        let batch = read(&torn, "test", 1, None).unwrap().next().unwrap().unwrap();
+        let e = bin_u64s(&batch, "h", &torn).unwrap_err().to_string();
+        assert!(e.contains("torn.parquet") && e.contains("row 1") && e.contains("7 bytes"), "{e}");
+    }
 }

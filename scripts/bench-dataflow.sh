@@ -73,7 +73,7 @@ dist() { # name tasks processes workers rayon-threads [cpu to pin every process 
   # Process 0 writes the report; the processes find each other in any
   # start order (a refused connection is retried every 5 ms).
   RAYON_NUM_THREADS=$rayon "${pin[@]}" "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p 0 --hostfile "$hosts" \
-    -q -f json -o "$out/$name.json" &
+    -f json -o "$out/$name.json" 2> "$out/$name.err" &
   local first=$!
   for p in $(seq 1 $((procs - 1))); do
     RAYON_NUM_THREADS=$rayon "${pin[@]}" "$W" dcluster --work "$work" -w "$workers" -n "$procs" -p "$p" --hostfile "$hosts" -q &
@@ -83,7 +83,8 @@ dist() { # name tasks processes workers rayon-threads [cpu to pin every process 
   local end; end=$(now)
   cmp -s "$out/single.json" "$out/$name.json" && same="identical to cluster" || same="DIFFERS from cluster"
   rm -rf "$work"
-  echo "$(echo "$end - $start" | bc) $same (ingest $(printf %.2f "$(echo "$ingested - $start" | bc)") s, dcluster $(printf %.2f "$(echo "$end - $ingested" | bc)") s)"
+  local stages; stages=$(sed -n 's/^stage \([a-z]*\): done in \(.*\) s$/\1 \2/p' "$out/$name.err" | paste -sd, - | sed 's/,/, /g')
+  echo "$(echo "$end - $start" | bc) $same (ingest $(printf %.2f "$(echo "$ingested - $start" | bc)") s, dcluster $(printf %.2f "$(echo "$end - $ingested" | bc)") s: $stages)"
 }
 
 rounds=${BENCH_ROUNDS:-3}

@@ -564,6 +564,7 @@ impl SettingsArgs {
                 },
             }),
             keep_pages: false,
+            skip_simhash: false,
         };
         Ok(config.validate()?)
     }

@@ -93,6 +93,19 @@ impl Fingerprint {
     /// shingles, so both sketches describe the same text. True when any
     /// were dropped (see [`template::apply`]).
     pub fn drop_template(&mut self, template: &[u64]) -> bool {
+        if !self.drop_template_shingles(template) {
+            return false;
+        }
+        self.simhash = simhash::simhash_counted(&self.shingles);
+        if !self.terms.is_empty() {
+            self.terms = self.shingles.iter().map(|&h| (h, 1)).collect();
+        }
+        true
+    }
+
+    /// [`Fingerprint::drop_template`] for the shingles and digest only,
+    /// leaving SimHash as it was: for a page only MinHash will describe.
+    pub fn drop_template_shingles(&mut self, template: &[u64]) -> bool {
         let context = std::mem::take(&mut self.context);
         if template.is_empty() {
             return false;
@@ -120,10 +133,6 @@ impl Fingerprint {
         // of the template, not an empty document.
         if kept.is_empty() {
             return false;
-        }
-        self.simhash = simhash::simhash_counted(&kept);
-        if !self.terms.is_empty() {
-            self.terms = kept.iter().map(|&h| (h, 1)).collect();
         }
         self.shingles = kept;
         true

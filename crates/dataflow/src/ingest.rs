@@ -110,6 +110,8 @@ pub fn ingest(
         });
     }
     std::fs::create_dir_all(dir(work)).map_err(|e| Error::io(&dir(work), e))?;
+    // The ingest file keeps no SimHash: the job finds candidates by MinHash.
+    let config = &Config { skip_simhash: true, ..config.clone() };
     let mut run = Run::new(run_config);
     let mut collected = run.expand(inputs, stdin)?;
     let mine: Vec<Source> = std::mem::take(&mut collected.sources)

@@ -734,8 +734,9 @@ fn page_row(
 ) -> SketchRow {
     let mut f = Fingerprint::from_parts(id, DocKey(key), words as usize, shingles, digest, Vec::new(), 0);
     f.context = context;
+    // The distributed job finds candidates by MinHash only.
     if let Some(t) = template {
-        f.drop_template(t);
+        f.drop_template_shingles(t);
     }
     SketchRow { key, id: f.id, words: f.word_count as u64, digest: f.digest, shingles: f.shingles, minhash: Vec::new() }
 }

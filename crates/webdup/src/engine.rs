@@ -65,6 +65,11 @@ pub struct Config {
     /// texts would outweigh the fingerprints; `audit` turns it on.
     #[serde(skip)]
     pub keep_pages: bool,
+    /// Leave each page's SimHash at 0: for fingerprints that only MinHash
+    /// will describe (the distributed job's ingest, whose files keep the
+    /// shingles only). Off by default.
+    #[serde(skip)]
+    pub skip_simhash: bool,
 }
 
 impl Default for Config {
@@ -85,6 +90,7 @@ impl Default for Config {
             min_cluster_size: 2,
             template: None,
             keep_pages: false,
+            skip_simhash: false,
         }
     }
 }
@@ -243,6 +249,7 @@ pub struct Fingerprinter {
     shingler: Shingler,
     minhasher: MinHasher,
     keep_pages: bool,
+    skip_simhash: bool,
     /// Template learning follows: keep each page's [`Fingerprint::context`].
     learns_templates: bool,
 }
@@ -255,6 +262,7 @@ impl Fingerprinter {
             shingler: Shingler::new(config.shingle.clone()),
             minhasher: MinHasher::new(config.permutations, config.seed),
             keep_pages: config.keep_pages,
+            skip_simhash: config.skip_simhash,
             learns_templates: config.template.is_some(),
         }
     }
@@ -342,7 +350,7 @@ impl Fingerprinter {
         // distance tracks the Jaccard that verification measures. It is
         // taken now, while the repeats are known; MinHash waits for
         // [`Fingerprinter::sketch`], after template suppression.
-        let simhash = simhash::simhash_counted(&sh.occurrences);
+        let simhash = if self.skip_simhash { 0 } else { simhash::simhash_counted(&sh.occurrences) };
         // Word counts are only needed for corpus-wide weighting; at 100,000
         // documents they would outweigh everything else kept.
         let terms = match self.weighting {
@@ -591,6 +599,18 @@ mod tests {
     #[test]
     fn the_default_config_fingerprints_with_the_cores_default_settings() {
         assert_eq!(Config::default().validate().unwrap().fingerprint_settings(), FingerprintSettings::default());
+    }
+
+    #[test]
+    fn skipping_simhash_changes_nothing_else() {
+        let text = "The guide explains how to book the ferry, where to park and what to bring for the crossing.";
+        let raw = || RawDocument { id: "a".into(), key: DocKey(0), format: Format::Text, body: text.into(), url: None };
+        let config = Config::default().validate().unwrap();
+        let with = Fingerprinter::new(&config).fingerprint(raw()).unwrap();
+        let without = Fingerprinter::new(&Config { skip_simhash: true, ..config }).fingerprint(raw()).unwrap();
+        assert_ne!(with.simhash, 0);
+        assert_eq!(without.simhash, 0);
+        assert_eq!(Fingerprint { simhash: 0, ..with }, without);
     }
 
     #[test]

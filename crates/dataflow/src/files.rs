@@ -187,7 +187,6 @@ pub fn read_ingest_each(
 pub struct SketchRow {
     pub key: u64,
     pub id: String,
-    pub words: u64,
     pub digest: [u8; 16],
     pub shingles: Vec<u64>,
     pub minhash: Vec<u32>,
@@ -220,10 +219,8 @@ pub fn read_sketch(path: &Path) -> Result<Vec<(u64, Vec<u32>)>, Error> {
     for b in pq::read(path, "sketch", STAGE_FORMAT_VERSION, None)? {
         let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
-        let mut minhashes = pq::list_u32s(b, "minhash", path)?;
-        for (i, key) in keys.into_iter().enumerate() {
-            out.push((key, minhashes[i].take().unwrap_or_default()));
-        }
+        let minhashes = pq::list_u32s(b, "minhash", path)?;
+        out.extend(keys.into_iter().zip(minhashes).map(|(k, m)| (k, m.unwrap_or_default())));
     }
     Ok(out)
 }
@@ -247,10 +244,8 @@ pub fn read_templates(path: &Path) -> Result<Vec<(String, Vec<u64>)>, Error> {
     for b in pq::read(path, "templates", STAGE_FORMAT_VERSION, None)? {
         let b = &b?;
         let sites = pq::strs(b, "site", path)?;
-        let mut templates = pq::bin_u64s(b, "template", path)?;
-        for (i, site) in sites.into_iter().enumerate() {
-            out.push((site, templates[i].take().unwrap_or_default()));
-        }
+        let templates = pq::bin_u64s(b, "template", path)?;
+        out.extend(sites.into_iter().zip(templates).map(|(s, t)| (s, t.unwrap_or_default())));
     }
     Ok(out)
 }
@@ -459,7 +454,6 @@ mod tests {
                 .map(|k| SketchRow {
                     key: k,
                     id: format!("site/{k}"),
-                    words: k % 40,
                     digest: [k as u8; 16],
                     shingles: (0..k % 30).map(|i| i * 7 + k).collect(),
                     minhash: vec![k as u32; 4],

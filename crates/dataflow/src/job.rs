@@ -598,7 +598,6 @@ struct Read {
     site: Option<String>,
     key: u64,
     id: String,
-    words: u64,
     digest: [u8; 16],
     shingles: Arc<Vec<u64>>,
     context: Arc<Vec<u64>>,
@@ -606,8 +605,6 @@ struct Read {
 
 fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
-    // Every worker reads a share of every ingest file's row groups, so the
-    // reading is spread even when there are fewer files than workers.
     let (index, peers) = (worker.index(), worker.peers());
     let rows = read_all(
         0..shared.tasks,
@@ -627,7 +624,6 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
                 site: template.as_ref().and_then(|t| template::site_of(&r.id, t.scope)),
                 key: r.key,
                 id: r.id,
-                words: d.words,
                 digest: d.digest,
                 shingles: Arc::new(d.shingles),
                 context: Arc::new(d.context),
@@ -698,7 +694,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
             let template = r.site.as_ref().and_then(|s| learned.get(s)).map(|t| t.as_slice());
             let shingles = Arc::unwrap_or_clone(r.shingles);
             let context = Arc::unwrap_or_clone(r.context);
-            let mut row = page_row(r.key, r.id, r.words, r.digest, shingles, context, template);
+            let mut row = page_row(r.key, r.id, r.digest, shingles, context, template);
             row.minhash = hasher.sketch(&row.shingles);
             row
         })
@@ -726,19 +722,18 @@ fn reads_group(t: usize, g: usize, part: usize, parts: usize) -> bool {
 fn page_row(
     key: u64,
     id: String,
-    words: u64,
     digest: [u8; 16],
     shingles: Vec<u64>,
     context: Vec<u64>,
     template: Option<&[u64]>,
 ) -> SketchRow {
-    let mut f = Fingerprint::from_parts(id, DocKey(key), words as usize, shingles, digest, Vec::new(), 0);
+    let mut f = Fingerprint::from_parts(id, DocKey(key), 0, shingles, digest, Vec::new(), 0);
     f.context = context;
     // The distributed job finds candidates by MinHash only.
     if let Some(t) = template {
         f.drop_template_shingles(t);
     }
-    SketchRow { key, id: f.id, words: f.word_count as u64, digest: f.digest, shingles: f.shingles, minhash: Vec::new() }
+    SketchRow { key, id: f.id, digest: f.digest, shingles: f.shingles, minhash: Vec::new() }
 }
 
 /// The templates file of part `part` of `parts` of the sketch stage.
@@ -771,7 +766,7 @@ fn rebuild_sketch(shared: &Shared, part: usize, parts: usize, mut each: impl FnM
                 )));
             };
             let template = scope.and_then(|s| template::site_of(&r.id, s)).and_then(|s| templates.get(&s));
-            let mut row = page_row(r.key, r.id, d.words, d.digest, d.shingles, d.context, template.map(Vec::as_slice));
+            let mut row = page_row(r.key, r.id, d.digest, d.shingles, d.context, template.map(Vec::as_slice));
             row.minhash = minhash;
             each(row);
             Ok(())

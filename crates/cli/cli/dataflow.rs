@@ -114,7 +114,7 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
             .ok();
         }
         if let Some(p) = &outcome.pages {
-            let _ = writeln!(err, "pages: {}", p.display());
+            let _ = writeln!(err, "pages: {}", p.path().display());
         }
     }
     let Some(report) = outcome.report else {
@@ -122,5 +122,8 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
     };
     super::report_archives(&report.warc, args.common.quiet);
     write_output(&args.output, |fmt, out| report.write(fmt, out))?;
+    if let Some(pages) = outcome.pages {
+        pages.finish().context("writing the pages file")?;
+    }
     Ok(if outcome.failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_SOME_FAILED) })
 }

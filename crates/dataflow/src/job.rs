@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use differential_dataflow::AsCollection;
@@ -56,7 +56,7 @@ use crate::files::{self, EdgeRow, IngestRow, MemberRow, PageRow, SketchRow};
 use crate::ingest;
 use crate::marker::{self, Marker};
 use crate::net;
-use crate::ops::{consume, gather, owner, route_bytes};
+use crate::ops::{consume, gather, gather_into, owner, route_bytes};
 
 /// The stages, in order.
 pub const STAGES: [&str; 3] = ["sketch", "edges", "clusters"];
@@ -139,8 +139,51 @@ pub struct Outcome {
     /// Each stage and, when this run computed it, how long this process's
     /// first worker took (`None`: its parts were complete from an earlier run).
     pub stages: Vec<(&'static str, Option<Duration>)>,
-    /// `pages.parquet` (process 0).
-    pub pages: Option<PathBuf>,
+    /// `pages.parquet` (process 0), being written while the caller writes
+    /// the report.
+    pub pages: Option<PagesFile>,
+}
+
+/// `pages.parquet`, written on a thread of its own: [`PagesFile::finish`]
+/// waits for it and says whether it was written. Dropped unfinished, it
+/// still waits, so the file is whole when the job's caller returns.
+#[derive(Debug)]
+pub struct PagesFile {
+    path: PathBuf,
+    writing: Option<std::thread::JoinHandle<Result<(), Error>>>,
+}
+
+impl PagesFile {
+    fn write(path: PathBuf, rows: impl FnOnce() -> Vec<PageRow> + Send + 'static) -> PagesFile {
+        let to = path.clone();
+        let writing = std::thread::spawn(move || files::write_pages(&to, &rows()));
+        PagesFile { path, writing: Some(writing) }
+    }
+
+    /// Where the file is (or will be, once written).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Waits for the file to be written.
+    pub fn finish(mut self) -> Result<PathBuf, Error> {
+        self.wait()?;
+        Ok(std::mem::take(&mut self.path))
+    }
+
+    fn wait(&mut self) -> Result<(), Error> {
+        match self.writing.take().map(std::thread::JoinHandle::join) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(_)) => Err(Error::Worker(format!("writing {} failed", self.path.display()))),
+        }
+    }
+}
+
+impl Drop for PagesFile {
+    fn drop(&mut self) {
+        let _ = self.wait();
+    }
 }
 
 /// Everything a worker needs, shared by the workers of a process.
@@ -148,8 +191,10 @@ struct Shared {
     work: PathBuf,
     config: Config,
     hash: String,
-    /// Documents folded into another by a redirect: not clustered.
-    folded: BTreeSet<u64>,
+    /// Documents folded into another by a redirect: not clustered. Set by
+    /// the main thread while the workers run; `None`: the light corpus
+    /// could not be read (the job fails with its error).
+    folded: Later<Option<BTreeSet<u64>>>,
     /// Ingest tasks.
     tasks: usize,
     /// Parts of each stage already complete (`Some(parts)`), from the start.
@@ -171,21 +216,6 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
     let ingest = read_ingest_markers(work, config)?;
     let hash = job_hash(config, &ingest);
     let tasks = ingest.len();
-    let light: Vec<IngestRow> = {
-        let mut rows = Vec::new();
-        for t in 0..tasks {
-            let (data, _) = ingest::paths(work, crate::Task { index: t, count: tasks });
-            rows.extend(files::read_ingest(&data, true)?);
-        }
-        rows.sort_by_key(|r| r.key);
-        rows
-    };
-    let (mut corpus, fetches) = light_corpus(&light)?;
-    let before: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
-    let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
-    let kept: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
-    let folded: BTreeSet<u64> = before.difference(&kept).copied().collect();
-
     let mut complete = [None; 3];
     for (s, stage) in STAGES.iter().enumerate() {
         complete[s] = complete_parts(work, stage, &hash)?;
@@ -197,23 +227,39 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         }
     }
     let mut stages: Vec<(&'static str, Option<Duration>)> = STAGES.iter().map(|s| (*s, None)).collect();
-    if complete.iter().any(Option::is_none) {
+    let shared = Arc::new(Shared {
+        work: work.to_path_buf(),
+        config: config.clone(),
+        hash: hash.clone(),
+        folded: Later::default(),
+        tasks,
+        complete,
+        process: exec.process,
+        stall: std::env::var(STALL_ENV).ok(),
+    });
+    let guards = if complete.iter().any(Option::is_none) {
         for stage in STAGES {
             let dir = stage_dir(work, stage);
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         }
-        let shared = Arc::new(Shared {
-            work: work.to_path_buf(),
-            config: config.clone(),
-            hash: hash.clone(),
-            folded,
-            tasks,
-            complete,
-            process: exec.process,
-            stall: std::env::var(STALL_ENV).ok(),
-        });
-        let guards =
-            net::execute(&exec.addresses(), exec.process, exec.threads, move |worker| run_worker(worker, &shared))?;
+        let shared = Arc::clone(&shared);
+        Some(net::execute(&exec.addresses(), exec.process, exec.threads, move |worker| run_worker(worker, &shared))?)
+    } else {
+        None
+    };
+    // The light corpus (ids, word counts, errors, fetches) is read while
+    // the workers run: they need only the pages folded into a redirect, at
+    // the start of the edges stage.
+    let light = read_light(work, tasks).and_then(|light| {
+        let (mut corpus, fetches) = light_corpus(&light)?;
+        let before: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
+        let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
+        let kept: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
+        let folded: BTreeSet<u64> = before.difference(&kept).copied().collect();
+        Ok((light, corpus, fetches, redirected, folded))
+    });
+    shared.folded.set(light.as_ref().ok().map(|l| l.4.clone()));
+    if let Some(guards) = guards {
         for (w, r) in guards.join().into_iter().enumerate() {
             match r {
                 Ok(Ok(times)) => {
@@ -223,11 +269,13 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
                         }
                     }
                 }
-                Ok(Err(e)) => return Err(e),
+                // The light corpus's error, when the workers stopped for it.
+                Ok(Err(e)) => return Err(light.err().unwrap_or(e)),
                 Err(panic) => return Err(Error::Worker(format!("a worker failed: {panic}"))),
             }
         }
     }
+    let (light, corpus, fetches, redirected, _) = light?;
     if exec.process != 0 {
         return Ok(Outcome { report: None, failed: corpus.errors.len(), stages, pages: None });
     }
@@ -269,9 +317,9 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
     for m in &ingest {
         report.warc.merge(&m.warc);
     }
-    let pages = work.join("pages.parquet");
-    files::write_pages(&pages, &page_rows(&light, &clustering, &corpus))?;
-    Ok(Outcome { report: Some(report), failed: corpus.errors.len(), stages, pages: Some(pages) })
+    let failed = corpus.errors.len();
+    let pages = PagesFile::write(work.join("pages.parquet"), move || page_rows(&light, &clustering, &corpus));
+    Ok(Outcome { report: Some(report), failed, stages, pages: Some(pages) })
 }
 
 /// The ingest's markers, all present, all made with `config`'s settings.
@@ -393,6 +441,42 @@ fn complete_parts(work: &Path, stage: &str, hash: &str) -> Result<Option<usize>,
 
 /// Ids, words and errors of every document, and the fetch records: what
 /// the report needs besides the clusters.
+/// Every ingest task's rows without their shingles, in key order.
+fn read_light(work: &Path, tasks: usize) -> Result<Vec<IngestRow>, Error> {
+    let mut rows = Vec::new();
+    for t in 0..tasks {
+        let (data, _) = ingest::paths(work, crate::Task { index: t, count: tasks });
+        rows.extend(files::read_ingest(&data, true)?);
+    }
+    rows.sort_by_key(|r| r.key);
+    Ok(rows)
+}
+
+/// A value one thread sets once while others wait for it.
+#[derive(Default)]
+struct Later<T> {
+    value: Mutex<Option<Arc<T>>>,
+    ready: Condvar,
+}
+
+impl<T> Later<T> {
+    fn set(&self, value: T) {
+        *self.value.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(value));
+        self.ready.notify_all();
+    }
+
+    /// The value, once it is set.
+    fn wait(&self) -> Arc<T> {
+        let mut value = self.value.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(v) = value.as_ref() {
+                return Arc::clone(v);
+            }
+            value = self.ready.wait(value).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
 fn light_corpus(rows: &[IngestRow]) -> Result<(Corpus, Vec<FetchRecord>), Error> {
     let mut corpus = Corpus::default();
     let mut fetches = Vec::new();
@@ -802,12 +886,13 @@ enum FromDigests {
 }
 
 /// A page's key in one band, as its bucket (the pages with that key in
-/// that band) is first sent it.
+/// that band) is first sent it: the page is `key`, at worker `home`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Slot {
-    band: u32,
     bkey: u64,
-    at: At,
+    key: u64,
+    home: u32,
+    band: u32,
 }
 
 /// Buckets of at most this many pages send every pair of their pages: a
@@ -923,7 +1008,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
             move |_: &SketchRow| me,
             move |rows: Vec<SketchRow>| {
                 let mut held = held.borrow_mut();
-                let out = rows
+                let out: Vec<DigestOf> = rows
                     .iter()
                     .map(|r| DigestOf { digest: r.digest, at: (r.key, me), len: r.shingles.len() as u64 })
                     .collect();
@@ -959,47 +1044,60 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
             },
         );
         let (held, marked) = (local.clone(), linked.clone());
+        // A page's slots are made as they are sent, not all first.
         let slots = gather(
             uniques,
             "uniques",
             |m: &(u64, FromDigests)| m.0,
             move |ms: Vec<(u64, FromDigests)>| {
-                let held = held.borrow();
                 let mut marked = marked.borrow_mut();
-                let mut out = Vec::with_capacity(ms.len() * params.bands);
+                let mut firsts = Vec::with_capacity(ms.len());
                 for (_, m) in ms {
                     match m {
-                        FromDigests::First(at) => {
-                            if let Some(r) = held.get(&at.0) {
-                                out.extend((0..params.bands).map(|band| Slot {
-                                    band: band as u32,
-                                    bkey: band_key(&r.minhash, params, band),
-                                    at,
-                                }));
-                            }
-                        }
+                        FromDigests::First(at) => firsts.push(at),
                         FromDigests::Linked(k) => {
                             marked.insert(k);
                         }
                     }
                 }
-                out
+                firsts.into_iter().flat_map(move |(key, home)| {
+                    let keys: Vec<u64> = held.borrow().get(&key).map_or_else(Vec::new, |r| {
+                        (0..params.bands).map(|band| band_key(&r.minhash, params, band)).collect()
+                    });
+                    keys.into_iter().enumerate().map(move |(band, bkey)| Slot {
+                        bkey,
+                        key,
+                        home: home as u32,
+                        band: band as u32,
+                    })
+                })
             },
         );
-        let from_buckets = gather(
+        // Each band's slots kept apart and sorted apart: many small sorts
+        // of (key in the band, page) instead of one of every slot.
+        let from_buckets = gather_into(
             slots,
             "bands",
             |s: &Slot| bucket_route(s.band, s.bkey),
-            |mut slots: Vec<Slot>| {
-                slots.sort_unstable_by_key(|s| (s.band, s.bkey, s.at.0));
+            vec![Vec::new(); params.bands],
+            |bands: &mut Vec<Vec<(u64, u64, u32)>>, slots: &mut Vec<Slot>| {
+                for s in slots.drain(..) {
+                    bands[s.band as usize].push((s.bkey, s.key, s.home));
+                }
+            },
+            |bands: Vec<Vec<(u64, u64, u32)>>| {
                 let mut out = Vec::new();
-                for run in slots.chunk_by(|x, y| (x.band, x.bkey) == (y.band, y.bkey)) {
-                    if run.len() <= SMALL_BUCKET || run[0].band == 0 {
-                        for (i, a) in run.iter().enumerate() {
-                            out.extend(run[i + 1..].iter().map(|b| FromBucket::Pair(a.at, b.at)));
+                for (band, mut slots) in bands.into_iter().enumerate() {
+                    slots.sort_unstable_by_key(|&(bkey, key, _)| (bkey, key));
+                    for run in slots.chunk_by(|x, y| x.0 == y.0) {
+                        let at = |s: &(u64, u64, u32)| (s.1, u64::from(s.2));
+                        if run.len() <= SMALL_BUCKET || band == 0 {
+                            for (i, a) in run.iter().enumerate() {
+                                out.extend(run[i + 1..].iter().map(|b| FromBucket::Pair(at(a), at(b))));
+                            }
+                        } else {
+                            out.extend(run.iter().map(|s| FromBucket::Want(at(s), band as u32)));
                         }
-                    } else {
-                        out.extend(run.iter().map(|s| FromBucket::Want(s.at, s.band)));
                     }
                 }
                 out
@@ -1072,7 +1170,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                 wanted.sort_unstable();
                 wanted.dedup();
                 *kept.borrow_mut() = ps.into_iter().map(|(a, b)| (a.0, b.0, b.1)).collect();
-                wanted.into_iter().map(|b| (b.0, b.1, me)).collect()
+                wanted.into_iter().map(move |b| (b.0, b.1, me))
             },
         );
         let held = local.clone();
@@ -1093,7 +1191,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                             shingles: Arc::clone(&r.shingles),
                         })
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             },
         );
         let (held, kept, confirmed, marked) = (local.clone(), pairs.clone(), near.clone(), linked.clone());
@@ -1145,9 +1243,12 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
         )
         .probe_with(&probe);
     });
-    for r in rows {
-        if !shared.folded.contains(&r.key) {
-            input.send(r);
+    let folded = shared.folded.wait();
+    match folded.as_ref() {
+        Some(folded) => rows.into_iter().filter(|r| !folded.contains(&r.key)).for_each(|r| input.send(r)),
+        // The main thread has the error; nothing is sent, and nothing written.
+        None => {
+            failure.get_or_insert(Error::Worker("the light corpus could not be read".into()));
         }
     }
     drop(input);
@@ -1245,7 +1346,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
                         Linked::Label(k, l) => labels.push((l, k)),
                     }
                 }
-                labels.into_iter().map(|(l, k)| (l, k, degree.get(&k).copied().unwrap_or(0))).collect()
+                labels.into_iter().map(|(l, k)| (l, k, degree.get(&k).copied().unwrap_or(0))).collect::<Vec<_>>()
             },
         );
         let assigned = gather(
@@ -1299,7 +1400,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
             move |assigns: Vec<Assign>| {
                 let reps: BTreeSet<u64> = assigns.iter().map(|a| a.1).collect();
                 *kept.borrow_mut() = assigns;
-                reps.into_iter().map(|r| (r, me)).collect()
+                reps.into_iter().map(move |r| (r, me))
             },
         );
         let held = linked_pages.clone();
@@ -1315,7 +1416,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
                     .filter_map(|(r, dest)| {
                         held.get(&r).map(|(d, s)| RepSet { key: r, dest, digest: *d, shingles: s.clone() })
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             },
         );
         let (kept, held, out) = (assigns.clone(), linked_pages.clone(), scored.clone());

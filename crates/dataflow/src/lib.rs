@@ -64,4 +64,4 @@ impl Error {
 }
 
 pub use ingest::{Task, ingest};
-pub use job::{Cluster, cluster};
+pub use job::{Cluster, PagesFile, cluster};

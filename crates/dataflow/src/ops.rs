@@ -14,28 +14,60 @@ use timely::dataflow::operators::generic::operator::Operator;
 /// Records routed by `route` (a hash; the worker is it modulo the peers),
 /// all given to `logic` once complete; its output goes on downstream.
 /// `logic` runs exactly once per worker, with nothing when no record came.
-pub fn gather<'s, D, O, R, L>(stream: StreamVec<'s, u64, D>, name: &str, route: R, logic: L) -> StreamVec<'s, u64, O>
+pub fn gather<'s, D, O, R, L, I>(stream: StreamVec<'s, u64, D>, name: &str, route: R, logic: L) -> StreamVec<'s, u64, O>
 where
     D: timely::ExchangeData + Clone,
     O: Clone + 'static,
     R: FnMut(&D) -> u64 + 'static,
-    L: FnOnce(Vec<D>) -> Vec<O> + 'static,
+    L: FnOnce(Vec<D>) -> I + 'static,
+    I: IntoIterator<Item = O>,
+{
+    gather_into(stream, name, route, Vec::new(), |stash: &mut Vec<D>, d: &mut Vec<D>| stash.append(d), logic)
+}
+
+/// [`gather`], with the records put into `state` by `add` as they arrive
+/// (a batch at a time) instead of into one list, and `logic` given the
+/// state once every record is in: a stage can keep its records as it will
+/// use them (grouped, in smaller pieces to sort). `logic`'s output is
+/// handed on as it yields it, never collected first.
+pub fn gather_into<'s, D, O, S, R, A, L, I>(
+    stream: StreamVec<'s, u64, D>,
+    name: &str,
+    route: R,
+    state: S,
+    mut add: A,
+    logic: L,
+) -> StreamVec<'s, u64, O>
+where
+    D: timely::ExchangeData + Clone,
+    O: Clone + 'static,
+    S: 'static,
+    R: FnMut(&D) -> u64 + 'static,
+    A: FnMut(&mut S, &mut Vec<D>) + 'static,
+    L: FnOnce(S) -> I + 'static,
+    I: IntoIterator<Item = O>,
 {
     stream.unary_frontier(Exchange::new(route), name, move |capability, _info| {
         let mut capability = Some(capability);
         let mut logic = Some(logic);
-        let mut stash: Vec<D> = Vec::new();
+        let mut state = Some(state);
         move |(input, frontier), output| {
             input.for_each_stamp(|_time, data| {
-                for d in data {
-                    stash.append(d);
+                if let Some(s) = state.as_mut() {
+                    for d in data {
+                        add(s, d);
+                    }
                 }
             });
             if frontier.is_empty()
-                && let (Some(cap), Some(logic)) = (capability.take(), logic.take())
+                && let (Some(cap), Some(logic), Some(state)) = (capability.take(), logic.take(), state.take())
             {
-                let out = logic(std::mem::take(&mut stash));
-                output.session(&cap).give_iterator(out.into_iter());
+                // One record at a time: `give_iterator` would hold every
+                // container built until the iterator ends.
+                let mut session = output.session(&cap);
+                for o in logic(state) {
+                    session.give(o);
+                }
             }
         }
     })

@@ -25,8 +25,8 @@ pub struct IngestArgs {
     /// The work directory shared by the tasks and the clustering job.
     #[arg(long, value_name = "DIR")]
     pub work: PathBuf,
-    /// This task's share, I/N: every Nth input from the Ith (0-based). A
-    /// finished task (its marker is there) is not run again.
+    /// This task's share, I/N: the Ith of N runs of consecutive inputs
+    /// (0-based). A finished task (its marker is there) is not run again.
     #[arg(long, value_name = "I/N", default_value = "0/1")]
     pub task: Task,
     #[command(flatten)]

@@ -17,8 +17,10 @@ use std::path::Path;
 use crate::Error;
 use crate::parquet_io::{self as pq, Column, Storage};
 
-/// Format version of the ingest files (2: shingles and context as binary).
-pub const INGEST_FORMAT_VERSION: u32 = 2;
+/// Format version of the ingest files (2: shingles and context as binary;
+/// 3: a task takes a run of consecutive inputs, not every Nth, so tasks of
+/// version 2 do not combine with tasks of 3).
+pub const INGEST_FORMAT_VERSION: u32 = 3;
 /// Format version of the stage files (2: a sketch part holds MinHash and
 /// templates, not shingles).
 pub const STAGE_FORMAT_VERSION: u32 = 2;

@@ -44,6 +44,17 @@ impl std::str::FromStr for Task {
     }
 }
 
+impl Task {
+    /// The inputs this task takes of `n`: a run of consecutive ones, so the
+    /// pages of a site (a folder, a list of one host's URLs) stay together
+    /// in one task's file, where the clustering job's workers read them
+    /// together, and one task fetches a host's URLs under one politeness
+    /// queue.
+    pub fn share(&self, n: usize) -> std::ops::Range<usize> {
+        (self.index * n / self.count)..((self.index + 1) * n / self.count)
+    }
+}
+
 impl std::fmt::Display for Task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
@@ -114,12 +125,8 @@ pub fn ingest(
     let config = &Config { skip_simhash: true, ..config.clone() };
     let mut run = Run::new(run_config);
     let mut collected = run.expand(inputs, stdin)?;
-    let mine: Vec<Source> = std::mem::take(&mut collected.sources)
-        .into_iter()
-        .enumerate()
-        .filter(|(n, _)| n % task.count == task.index)
-        .map(|(_, s)| s)
-        .collect();
+    let share = task.share(collected.sources.len());
+    let mine: Vec<Source> = std::mem::take(&mut collected.sources).drain(share).collect();
     // Local files are read a block at a time and each block written out
     // while the next is read, so a task holds a few blocks (one written,
     // one waiting, one read), not its whole share. URLs
@@ -271,5 +278,21 @@ mod tests {
         assert!("8/8".parse::<Task>().unwrap_err().contains("below the count"));
         assert!("0/0".parse::<Task>().is_err());
         assert!("x".parse::<Task>().unwrap_err().contains("I/N"));
+    }
+
+    #[test]
+    fn tasks_share_the_inputs_in_runs_that_cover_each_once() {
+        for n in [0, 1, 2, 7, 100, 101] {
+            for count in [1, 2, 3, 8, 150] {
+                let shares: Vec<_> = (0..count).map(|index| Task { index, count }.share(n)).collect();
+                assert_eq!(shares[0].start, 0);
+                assert_eq!(shares[count - 1].end, n);
+                for w in shares.windows(2) {
+                    assert_eq!(w[0].end, w[1].start, "{n} inputs, {count} tasks: {shares:?}");
+                }
+                let sizes: Vec<usize> = shares.iter().map(|s| s.len()).collect();
+                assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{n}/{count}: {sizes:?}");
+            }
+        }
     }
 }

@@ -57,6 +57,7 @@ use crate::ingest;
 use crate::marker::{self, Marker};
 use crate::net;
 use crate::ops::{consume, gather, gather_into, owner, route_bytes};
+use crate::parquet_io as pq;
 
 /// The stages, in order.
 pub const STAGES: [&str; 3] = ["sketch", "edges", "clusters"];
@@ -197,6 +198,9 @@ struct Shared {
     folded: Later<Option<BTreeSet<u64>>>,
     /// Ingest tasks.
     tasks: usize,
+    /// The row groups before each ingest file, and their total
+    /// ([`reads_group`]).
+    groups: Vec<usize>,
     /// Parts of each stage already complete (`Some(parts)`), from the start.
     complete: [Option<usize>; 3],
     process: usize,
@@ -233,6 +237,7 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         hash: hash.clone(),
         folded: Later::default(),
         tasks,
+        groups: group_offsets(work, tasks)?,
         complete,
         process: exec.process,
         stall: std::env::var(STALL_ENV).ok(),
@@ -674,6 +679,7 @@ struct LearnFrom {
     site: String,
     key: u64,
     reader: u64,
+    learner: u64,
     set: Arc<Vec<u64>>,
 }
 
@@ -687,6 +693,60 @@ struct Read {
     context: Arc<Vec<u64>>,
 }
 
+/// The worker that learns each site's template, for the sites this worker
+/// read pages of that have at least `min_pages` pages in all: the worker
+/// that read the most of them (the lowest of those that tie), so that most
+/// of a site's sets, consecutive in the ingest files, are not sent to
+/// another process. A site with fewer pages is learned nowhere.
+fn site_learners(worker: &mut Worker, read: &[Read], min_pages: usize) -> HashMap<String, u64> {
+    let me = worker.index() as u64;
+    let mut counts: HashMap<&str, u64> = HashMap::new();
+    for site in read.iter().filter_map(|r| r.site.as_deref()) {
+        *counts.entry(site).or_default() += 1;
+    }
+    let learners: Rc<RefCell<HashMap<String, u64>>> = Rc::default();
+    let mut input: InputHandleVec<u64, (String, u64, u64)> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let counted = gather(
+            scope.input_from(&mut input),
+            "site sizes",
+            |c: &(String, u64, u64)| route_bytes(c.0.as_bytes()),
+            move |mut counts: Vec<(String, u64, u64)>| {
+                counts.sort_unstable();
+                let mut out = Vec::new();
+                for site in counts.chunk_by(|x, y| x.0 == y.0) {
+                    let pages: u64 = site.iter().map(|c| c.2).sum();
+                    if pages < min_pages as u64 {
+                        continue;
+                    }
+                    let most = site.iter().map(|c| c.2).max().unwrap_or(0);
+                    let learner = site.iter().find(|c| c.2 == most).map_or(0, |c| c.1);
+                    out.extend(site.iter().map(|c| (c.1, c.0.clone(), learner)));
+                }
+                out
+            },
+        );
+        let sink = learners.clone();
+        gather(
+            counted,
+            "learners",
+            |l: &(u64, String, u64)| l.0,
+            move |ls: Vec<(u64, String, u64)>| {
+                sink.borrow_mut().extend(ls.into_iter().map(|(_, site, learner)| (site, learner)));
+                Vec::<()>::new()
+            },
+        )
+        .probe_with(&probe);
+    });
+    for (site, n) in counts {
+        input.send((site.to_string(), me, n));
+    }
+    drop(input);
+    run_to_end(worker, &probe);
+    learners.take()
+}
+
 fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
     let mut failure = None;
     let (index, peers) = (worker.index(), worker.peers());
@@ -694,7 +754,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
         0..shared.tasks,
         |t| {
             let (path, _) = ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks });
-            files::read_ingest_groups(&path, false, &|g| reads_group(t, g, index, peers))
+            files::read_ingest_groups(&path, false, &|g| reads_group(&shared.groups, t, g, index, peers))
         },
         &mut failure,
     );
@@ -714,11 +774,12 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
             })
         })
         .collect();
+    let learners = site_learners(worker, &read, shared.config.template.as_ref().map_or(usize::MAX, |t| t.min_pages));
     // Each site's template is learned where its pages' sets are gathered
-    // (from every worker, in key order, as one process does) and sent back
-    // to the workers that read its pages; a page stays where it was read,
-    // its home in the edges stage, so the MinHash work is spread as the
-    // reading is, even over the pages of one site.
+    // (from every worker, in key order, as one process does: at its
+    // learner) and sent back to the workers that read its pages; a page
+    // stays where it was read, its home in the edges stage, so the MinHash
+    // work is spread as the reading is, even over the pages of one site.
     let learned: Rc<RefCell<HashMap<String, Arc<Vec<u64>>>>> = Rc::default();
     let mut input: InputHandleVec<u64, LearnFrom> = InputHandleVec::new();
     let probe = ProbeHandle::new();
@@ -728,7 +789,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
         let templates = gather(
             sets,
             "sites",
-            |l: &LearnFrom| route_bytes(l.site.as_bytes()),
+            |l: &LearnFrom| l.learner,
             move |mut sets: Vec<LearnFrom>| {
                 let Some(t) = &template else { return Vec::new() };
                 sets.sort_unstable_by(|x, y| x.site.cmp(&y.site).then(x.key.cmp(&y.key)));
@@ -760,9 +821,9 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
         .probe_with(&probe);
     });
     for r in &read {
-        if let Some(site) = &r.site {
+        if let Some((site, &learner)) = r.site.as_ref().and_then(|s| Some(s).zip(learners.get(s))) {
             let set = if r.context.is_empty() { &r.shingles } else { &r.context };
-            input.send(LearnFrom { site: site.clone(), key: r.key, reader: me, set: Arc::clone(set) });
+            input.send(LearnFrom { site: site.clone(), key: r.key, reader: me, learner, set: Arc::clone(set) });
         }
     }
     drop(input);
@@ -794,11 +855,42 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
     Ok(())
 }
 
+/// A candidate pair kept where it is verified: its keys (lower first), the
+/// home of the page not held there, and whether the held page is the
+/// lower-keyed one.
+type Kept = (u64, u64, u64, bool);
+
+/// Where a candidate pair (lower key first) is verified: at its pages'
+/// home when they share one, else at the home of either, as a hash of the
+/// keys picks, so that the verifying is spread over the workers even when
+/// the lower keys of most pairs were read by one (pages read in runs, with
+/// copies of early pages planted late).
+fn verifier(a: At, b: At) -> At {
+    if a.1 == b.1 || owner(a.0 ^ b.0).is_multiple_of(2) { a } else { b }
+}
+
 /// Whether part `part` of `parts` of the sketch stage reads row group `g`
-/// of ingest task `t`: every part reads a share of every file, so the
-/// reading is spread even when there are fewer files than workers.
-fn reads_group(t: usize, g: usize, part: usize, parts: usize) -> bool {
-    (t + g) % parts == part
+/// of ingest task `t`. The ingest files' row groups, in task order, are cut
+/// in `parts` runs of consecutive groups, as even as whole groups allow:
+/// the reading is spread even when there are fewer files than workers, and
+/// the pages of a site (consecutive in the ingest files) are mostly read by
+/// one worker, which learns its template and verifies its pairs without
+/// sending their shingles to another process. `offsets[t]` is the number
+/// of row groups before task `t`'s file, `offsets[tasks]` their total.
+fn reads_group(offsets: &[usize], t: usize, g: usize, part: usize, parts: usize) -> bool {
+    let total = offsets[offsets.len() - 1];
+    (part * total / parts..(part + 1) * total / parts).contains(&(offsets[t] + g))
+}
+
+/// [`reads_group`]'s offsets: the row groups before each ingest file, and
+/// their total.
+fn group_offsets(work: &Path, tasks: usize) -> Result<Vec<usize>, Error> {
+    let mut offsets = vec![0];
+    for t in 0..tasks {
+        let (path, _) = ingest::paths(work, crate::Task { index: t, count: tasks });
+        offsets.push(offsets[t] + pq::row_groups(&path)?);
+    }
+    Ok(offsets)
 }
 
 /// A page as the edges stage takes it: its site's template, when it has
@@ -838,7 +930,7 @@ fn rebuild_sketch(shared: &Shared, part: usize, parts: usize, mut each: impl FnM
     let scope = shared.config.template.as_ref().map(|t| t.scope);
     for t in 0..shared.tasks {
         let (ingest, _) = ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks });
-        files::read_ingest_each(&ingest, false, &|g| reads_group(t, g, part, parts), |r| {
+        files::read_ingest_each(&ingest, false, &|g| reads_group(&shared.groups, t, g, part, parts), |r| {
             let Some(d) = r.doc else { return Ok(()) };
             let Some(minhash) = minhashes.remove(&r.key) else {
                 return Err(Error::Format(format!(
@@ -995,7 +1087,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
     // stage's pages.
     let linked: Rc<RefCell<HashSet<u64>>> = Rc::default();
     let exact: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
-    let pairs: Rc<RefCell<Vec<(u64, u64, u64)>>> = Rc::default();
+    let pairs: Rc<RefCell<Vec<Kept>>> = Rc::default();
     let near: Rc<RefCell<Vec<EdgeRow>>> = Rc::default();
     let mut input: InputHandleVec<u64, SketchRow> = InputHandleVec::new();
     let probe = ProbeHandle::new();
@@ -1162,14 +1254,20 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
         let requests = gather(
             candidates,
             "pairs",
-            |p: &(At, At)| p.0.1,
+            |&(a, b): &(At, At)| verifier(a, b).1,
             move |mut ps: Vec<(At, At)>| {
                 ps.sort_unstable();
                 ps.dedup();
-                let mut wanted: Vec<At> = ps.iter().map(|p| p.1).collect();
+                let mut wanted: Vec<At> = ps.iter().map(|&(a, b)| if verifier(a, b) == a { b } else { a }).collect();
                 wanted.sort_unstable();
                 wanted.dedup();
-                *kept.borrow_mut() = ps.into_iter().map(|(a, b)| (a.0, b.0, b.1)).collect();
+                *kept.borrow_mut() = ps
+                    .into_iter()
+                    .map(|(a, b)| {
+                        let a_here = verifier(a, b) == a;
+                        (a.0, b.0, if a_here { b.1 } else { a.1 }, a_here)
+                    })
+                    .collect();
                 wanted.into_iter().map(move |b| (b.0, b.1, me))
             },
         );
@@ -1205,12 +1303,18 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                 let mut confirmed = confirmed.borrow_mut();
                 let mut marked = marked.borrow_mut();
                 let mut linked_elsewhere = Vec::new();
-                for &(a, b, home_b) in kept.borrow().iter() {
-                    let (Some(ra), Some(sb)) = (held.get(&a), others.get(&b)) else { continue };
-                    let sets: [&[u64]; 2] = [&ra.shingles, &sb.shingles];
+                for &(a, b, home_other, a_here) in kept.borrow().iter() {
+                    let (here, other) = if a_here { (a, b) } else { (b, a) };
+                    let (Some(h), Some(o)) = (held.get(&here), others.get(&other)) else { continue };
+                    let ((id_a, set_a), (id_b, set_b)) = if a_here {
+                        ((&h.id, &h.shingles), (&o.id, &o.shingles))
+                    } else {
+                        ((&o.id, &o.shingles), (&h.id, &h.shingles))
+                    };
+                    let sets: [&[u64]; 2] = [set_a, set_b];
                     let Some(e) = confirm_pair(matching.measure, 0, 1, &sets, lowest) else { continue };
                     if let Some(cross) = matching.cross_site_threshold {
-                        let (sa, sb) = (template::site_of(&ra.id, scope_of), template::site_of(&sb.id, scope_of));
+                        let (sa, sb) = (template::site_of(id_a, scope_of), template::site_of(id_b, scope_of));
                         let needed =
                             template::pair_threshold(matching.threshold, Some(cross), sa.as_deref(), sb.as_deref());
                         if matching.measure.of(&e.overlap) < needed - 1e-12 {
@@ -1225,8 +1329,8 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
                         len_a: o.len_a as u64,
                         len_b: o.len_b as u64,
                     });
-                    marked.insert(a);
-                    linked_elsewhere.push((b, home_b));
+                    marked.insert(here);
+                    linked_elsewhere.push((other, home_other));
                 }
                 linked_elsewhere
             },
@@ -1532,5 +1636,47 @@ impl Forest {
         self.parent.insert(ra.max(rb), ra.min(rb));
         self.parent.entry(ra.min(rb)).or_insert(ra.min(rb));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_group_is_read_by_one_part_in_runs_as_even_as_whole_groups_allow() {
+        for groups in [vec![0], vec![1], vec![7], vec![3, 0, 5], vec![1, 1, 1, 1], vec![50, 49]] {
+            let mut offsets = vec![0];
+            for g in &groups {
+                offsets.push(offsets[offsets.len() - 1] + g);
+            }
+            for parts in 1..=6 {
+                let mut read_by = Vec::new();
+                for (t, &n) in groups.iter().enumerate() {
+                    for g in 0..n {
+                        let readers: Vec<usize> =
+                            (0..parts).filter(|&p| reads_group(&offsets, t, g, p, parts)).collect();
+                        assert_eq!(readers.len(), 1, "{groups:?}, {parts} parts: group {g} of file {t}");
+                        read_by.push(readers[0]);
+                    }
+                }
+                assert!(read_by.windows(2).all(|w| w[0] <= w[1]), "{groups:?}, {parts} parts: {read_by:?}");
+                let counts: Vec<usize> = (0..parts).map(|p| read_by.iter().filter(|&&r| r == p).count()).collect();
+                assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1, "{counts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_pair_is_verified_at_a_home_of_its_pages_and_split_ones_are_spread() {
+        let mut at_lower = 0;
+        for a in 0..1000u64 {
+            let b = a + 1 + a % 7;
+            assert_eq!(verifier((a, 3), (b, 3)), (a, 3));
+            let v = verifier((a, 0), (b, 1));
+            assert!(v == (a, 0) || v == (b, 1));
+            at_lower += usize::from(v == (a, 0));
+        }
+        assert!((400..600).contains(&at_lower), "{at_lower} of 1000 split pairs at the lower key's home");
     }
 }

@@ -260,6 +260,13 @@ pub fn read<'p>(
     read_groups(path, kind, version, columns, &|_| true)
 }
 
+/// How many row groups the file at `path` has.
+pub fn row_groups(path: &Path) -> Result<usize, Error> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet(path, e))?;
+    Ok(builder.metadata().num_row_groups())
+}
+
 /// [`read`], of the row groups whose index `groups` takes only: workers
 /// that share one file each read some of its row groups.
 pub fn read_groups<'p>(

@@ -59,10 +59,8 @@ pub struct IngestDoc {
     pub context: Vec<u64>,
 }
 
-fn digest_of(bytes: Option<Vec<u8>>, path: &Path) -> Result<[u8; 16], Error> {
-    bytes
-        .and_then(|b| <[u8; 16]>::try_from(b.as_slice()).ok())
-        .ok_or_else(|| Error::Format(format!("{}: a digest that is not 16 bytes", path.display())))
+fn digest_of(bytes: Option<[u8; 16]>, path: &Path) -> Result<[u8; 16], Error> {
+    bytes.ok_or_else(|| Error::Format(format!("{}: a digest that is not 16 bytes", path.display())))
 }
 
 /// Encoded bytes that end a row group of an ingest file (each block of
@@ -150,15 +148,19 @@ pub fn read_ingest_each(
     for b in pq::read_groups(path, "ingest", INGEST_FORMAT_VERSION, light.then_some(LIGHT), groups)? {
         let b = &b?;
         let keys = pq::u64s(b, "key", path)?;
-        let ids = pq::strs(b, "id", path)?;
+        let mut ids = pq::strs(b, "id", path)?;
         let words = pq::opt_u64s(b, "words", path)?;
-        let kinds = pq::opt_strs(b, "error_kind", path)?;
-        let messages = pq::opt_strs(b, "error_message", path)?;
-        let fetches = pq::opt_strs(b, "fetch", path)?;
+        let mut kinds = pq::opt_strs(b, "error_kind", path)?;
+        let mut messages = pq::opt_strs(b, "error_message", path)?;
+        let mut fetches = pq::opt_strs(b, "fetch", path)?;
         let (mut digests, mut shingles, mut contexts) = if light {
             (Vec::new(), Vec::new(), Vec::new())
         } else {
-            (pq::opt_bins(b, "digest", path)?, pq::bin_u64s(b, "shingles", path)?, pq::bin_u64s(b, "context", path)?)
+            (
+                pq::opt_byte_arrays::<16>(b, "digest", path)?,
+                pq::bin_u64s(b, "shingles", path)?,
+                pq::bin_u64s(b, "context", path)?,
+            )
         };
         for i in 0..keys.len() {
             let doc = match words[i] {
@@ -173,11 +175,12 @@ pub fn read_ingest_each(
                 }),
                 None => None,
             };
-            let error = match (&kinds[i], &messages[i]) {
-                (Some(k), Some(m)) => Some((k.clone(), m.clone())),
+            let error = match (kinds[i].take(), messages[i].take()) {
+                (Some(k), Some(m)) => Some((k, m)),
                 _ => None,
             };
-            each(IngestRow { key: keys[i], id: ids[i].clone(), doc, error, fetch: fetches[i].clone() })?;
+            let id = std::mem::take(&mut ids[i]);
+            each(IngestRow { key: keys[i], id, doc, error, fetch: fetches[i].take() })?;
         }
     }
     Ok(())

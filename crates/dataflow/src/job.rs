@@ -315,7 +315,12 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
     for p in 0..parts {
         members.extend(files::read_members(&part_paths(work, "clusters", p, parts).0)?);
     }
-    let clustering = assemble(members, stats);
+    let (clustering, corpus) = (Arc::new(assemble(members, stats)), Arc::new(corpus));
+    // Written while the report is made and written.
+    let pages = {
+        let (clustering, corpus) = (Arc::clone(&clustering), Arc::clone(&corpus));
+        PagesFile::write(work.join("pages.parquet"), move || page_rows(&light, &clustering, &corpus))
+    };
     let mut report = ClusterReport::new(&corpus, &clustering, config);
     report.fetches = fetches;
     report.redirected = redirected;
@@ -323,7 +328,6 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         report.warc.merge(&m.warc);
     }
     let failed = corpus.errors.len();
-    let pages = PagesFile::write(work.join("pages.parquet"), move || page_rows(&light, &clustering, &corpus));
     Ok(Outcome { report: Some(report), failed, stages, pages: Some(pages) })
 }
 

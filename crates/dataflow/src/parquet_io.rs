@@ -333,8 +333,13 @@ pub fn opt_strs(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Opti
     Ok(column::<StringArray>(batch, name, path)?.iter().map(|s| s.map(str::to_string)).collect())
 }
 
-pub fn opt_bins(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u8>>>, Error> {
-    Ok(column::<BinaryArray>(batch, name, path)?.iter().map(|s| s.map(<[u8]>::to_vec)).collect())
+/// A binary column's rows of `N` bytes each (`None`: null, or another length).
+pub fn opt_byte_arrays<const N: usize>(
+    batch: &RecordBatch,
+    name: &str,
+    path: &Path,
+) -> Result<Vec<Option<[u8; N]>>, Error> {
+    Ok(column::<BinaryArray>(batch, name, path)?.iter().map(|s| s.and_then(|b| <[u8; N]>::try_from(b).ok())).collect())
 }
 
 pub fn bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<bool>, Error> {

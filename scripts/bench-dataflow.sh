@@ -14,7 +14,7 @@
 #   dist 2 procs   2 ingest tasks at once + dcluster -n 2 -w 1 on loopback,
 #                  RAYON_NUM_THREADS=1 in each process
 # documents/s per core = documents / wall / cores used.
-# The four run in turn, ROUNDS times (BENCH_ROUNDS, default 3): the speed
+# The four run in turn, ROUNDS times (BENCH_ROUNDS, default 5): the speed
 # of this VM's cores drifts by 10-20% over a minute, so each round's
 # figures are printed, then the median of each over the rounds, and the
 # ratios are taken from the medians.
@@ -87,7 +87,7 @@ dist() { # name tasks processes workers rayon-threads [cpu to pin every process 
   echo "$(echo "$end - $start" | bc) $same (ingest $(printf %.2f "$(echo "$ingested - $start" | bc)") s, dcluster $(printf %.2f "$(echo "$end - $ingested" | bc)") s: $stages)"
 }
 
-rounds=${BENCH_ROUNDS:-3}
+rounds=${BENCH_ROUNDS:-5}
 declare -a t_single t_1x2 t_one t_two
 for r in $(seq 1 "$rounds"); do
   echo "round $r of $rounds"

@@ -1,9 +1,9 @@
 //! Ingest tasks: each reads, fetches, extracts and shingles its share of
 //! the inputs and writes one Parquet file and a completion marker.
 //!
-//! Task `I` of `N` takes every expanded input whose position is `I` modulo
-//! `N`: every task expands the inputs the same way, so the shares are
-//! disjoint and cover them, and each page keeps the key a single-process
+//! Task `I` of `N` takes the `I`th of `N` runs of consecutive expanded
+//! inputs ([`Task::share`]): every task expands the inputs the same way, so
+//! the shares are disjoint and cover them, and each page keeps the key a single-process
 //! run gives it. The corpus-wide stages (site templates, sketches) wait for
 //! the clustering job, so a task's file does not depend on the others.
 

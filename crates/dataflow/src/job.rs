@@ -448,8 +448,6 @@ fn complete_parts(work: &Path, stage: &str, hash: &str) -> Result<Option<usize>,
     Ok(by_count.into_iter().rev().find(|(n, parts)| parts.len() == *n).map(|(n, _)| n))
 }
 
-/// Ids, words and errors of every document, and the fetch records: what
-/// the report needs besides the clusters.
 /// Every ingest task's rows without their shingles, in key order.
 fn read_light(work: &Path, tasks: usize) -> Result<Vec<IngestRow>, Error> {
     let mut rows = Vec::new();
@@ -486,6 +484,8 @@ impl<T> Later<T> {
     }
 }
 
+/// Ids, words and errors of every document, and the fetch records: what
+/// the report needs besides the clusters.
 fn light_corpus(rows: &[IngestRow]) -> Result<(Corpus, Vec<FetchRecord>), Error> {
     let mut corpus = Corpus::default();
     let mut fetches = Vec::new();
@@ -992,8 +992,8 @@ struct Slot {
 }
 
 /// Buckets of at most this many pages send every pair of their pages: a
-/// pair that shares several bands is sent from each, and the home of its
-/// lower key drops the repeats. A larger bucket asks its pages' homes for
+/// pair that shares several bands is sent from each, and its
+/// [`verifier`] drops the repeats. A larger bucket asks its pages' homes for
 /// their keys in the earlier bands (a [`BandEntry`] each) and sends each
 /// pair from the first band its pages share only: a bucket of 5,000
 /// near-identical pages sends 12.5 million pairs instead of 40 times as

@@ -145,43 +145,69 @@ pub fn read_ingest_each(
     mut each: impl FnMut(IngestRow) -> Result<(), Error>,
 ) -> Result<(), Error> {
     const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
-    for b in pq::read_groups(path, "ingest", INGEST_FORMAT_VERSION, light.then_some(LIGHT), groups)? {
-        let b = &b?;
-        let keys = pq::u64s(b, "key", path)?;
-        let mut ids = pq::strs(b, "id", path)?;
-        let words = pq::opt_u64s(b, "words", path)?;
-        let mut kinds = pq::opt_strs(b, "error_kind", path)?;
-        let mut messages = pq::opt_strs(b, "error_message", path)?;
-        let mut fetches = pq::opt_strs(b, "fetch", path)?;
-        let (mut digests, mut shingles, mut contexts) = if light {
-            (Vec::new(), Vec::new(), Vec::new())
-        } else {
-            (
-                pq::opt_byte_arrays::<16>(b, "digest", path)?,
-                pq::bin_u64s(b, "shingles", path)?,
-                pq::bin_u64s(b, "context", path)?,
-            )
-        };
-        for i in 0..keys.len() {
-            let doc = match words[i] {
-                Some(w) if light => {
-                    Some(IngestDoc { words: w, digest: [0; 16], shingles: Vec::new(), context: Vec::new() })
-                }
-                Some(w) => Some(IngestDoc {
-                    words: w,
-                    digest: digest_of(digests[i].take(), path)?,
-                    shingles: shingles[i].take().unwrap_or_default(),
-                    context: contexts[i].take().unwrap_or_default(),
-                }),
-                None => None,
-            };
-            let error = match (kinds[i].take(), messages[i].take()) {
-                (Some(k), Some(m)) => Some((k, m)),
-                _ => None,
-            };
-            let id = std::mem::take(&mut ids[i]);
-            each(IngestRow { key: keys[i], id, doc, error, fetch: fetches[i].take() })?;
+    const ROWS: &[&str] = &["key", "id", "words", "digest", "error_kind", "error_message", "fetch"];
+    if light {
+        for b in pq::read_groups(path, "ingest", INGEST_FORMAT_VERSION, Some(LIGHT), groups)? {
+            ingest_rows(&b?, path, None, &mut each)?;
         }
+        return Ok(());
+    }
+    // The hashes straight from their pages, the rest through Arrow, a row
+    // group at a time.
+    let file = pq::open_groups(path, "ingest", INGEST_FORMAT_VERSION)?;
+    for g in (0..file.len()).filter(|&g| groups(g)) {
+        let mut hashes = file.bin_u64s(g, "shingles")?.into_iter().zip(file.bin_u64s(g, "context")?);
+        for b in file.arrow(g, ROWS)? {
+            ingest_rows(&b?, path, Some(&mut hashes), &mut each)?;
+        }
+        if hashes.next().is_some() {
+            return Err(Error::Format(format!("{}: row group {g} has more hash lists than rows", path.display())));
+        }
+    }
+    Ok(())
+}
+
+/// A row's shingles and context, as read (`None`: null).
+type HashLists = (Option<Vec<u64>>, Option<Vec<u64>>);
+
+/// The rows of one batch of an ingest file, handed to `each`; `hashes`
+/// gives each row's shingles and context in turn (`None`: a light read).
+fn ingest_rows(
+    b: &arrow_array::RecordBatch,
+    path: &Path,
+    mut hashes: Option<&mut dyn Iterator<Item = HashLists>>,
+    each: &mut impl FnMut(IngestRow) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let keys = pq::u64s(b, "key", path)?;
+    let mut ids = pq::strs(b, "id", path)?;
+    let words = pq::opt_u64s(b, "words", path)?;
+    let mut kinds = pq::opt_strs(b, "error_kind", path)?;
+    let mut messages = pq::opt_strs(b, "error_message", path)?;
+    let mut fetches = pq::opt_strs(b, "fetch", path)?;
+    let digests = if hashes.is_some() { pq::opt_byte_arrays::<16>(b, "digest", path)? } else { Vec::new() };
+    for i in 0..keys.len() {
+        let lists = match hashes.as_mut() {
+            Some(h) => Some(h.next().ok_or_else(|| {
+                Error::Format(format!("{}: row {} ({}) has no hash lists", path.display(), keys[i], ids[i]))
+            })?),
+            None => None,
+        };
+        let doc = match (words[i], lists) {
+            (Some(w), None) => Some(IngestDoc { words: w, digest: [0; 16], shingles: Vec::new(), context: Vec::new() }),
+            (Some(w), Some((shingles, context))) => Some(IngestDoc {
+                words: w,
+                digest: digest_of(digests[i], path)?,
+                shingles: shingles.unwrap_or_default(),
+                context: context.unwrap_or_default(),
+            }),
+            (None, _) => None,
+        };
+        let error = match (kinds[i].take(), messages[i].take()) {
+            (Some(k), Some(m)) => Some((k, m)),
+            _ => None,
+        };
+        let id = std::mem::take(&mut ids[i]);
+        each(IngestRow { key: keys[i], id, doc, error, fetch: fetches[i].take() })?;
     }
     Ok(())
 }

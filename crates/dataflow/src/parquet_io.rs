@@ -14,10 +14,12 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::basic::Compression;
+use parquet::column::reader::ColumnReader;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::Error;
 
@@ -278,19 +280,7 @@ pub fn read_groups<'p>(
 ) -> Result<impl Iterator<Item = Result<RecordBatch, Error>> + 'p, Error> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet(path, e))?;
-    let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
-    let value = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone());
-    if value(KIND_KEY).as_deref() != Some(kind) {
-        return Err(Error::Format(format!("{}: not a webdup {kind} file", path.display())));
-    }
-    let found = value(VERSION_KEY).and_then(|v| v.parse::<u32>().ok());
-    if found != Some(version) {
-        return Err(Error::Format(format!(
-            "{}: {kind} format version {}, this webdup reads version {version}",
-            path.display(),
-            found.map_or_else(|| "unknown".to_string(), |v| v.to_string())
-        )));
-    }
+    check_kind(builder.metadata().file_metadata().key_value_metadata(), path, kind, version)?;
     let builder = match columns {
         Some(names) => {
             let schema = builder.parquet_schema();
@@ -308,6 +298,131 @@ pub fn read_groups<'p>(
     let wanted: Vec<usize> = (0..builder.metadata().num_row_groups()).filter(|&g| groups(g)).collect();
     let reader = builder.with_row_groups(wanted).build().map_err(|e| Error::parquet(path, e))?;
     Ok(reader.map(move |b| b.map_err(|e| Error::arrow(path, e))))
+}
+
+/// Whether a file's key-value metadata names it a webdup `kind` file of
+/// format `version`.
+fn check_kind(meta: Option<&Vec<KeyValue>>, path: &Path, kind: &str, version: u32) -> Result<(), Error> {
+    let value = |k: &str| meta.and_then(|m| m.iter().find(|kv| kv.key == k)).and_then(|kv| kv.value.clone());
+    if value(KIND_KEY).as_deref() != Some(kind) {
+        return Err(Error::Format(format!("{}: not a webdup {kind} file", path.display())));
+    }
+    let found = value(VERSION_KEY).and_then(|v| v.parse::<u32>().ok());
+    if found != Some(version) {
+        return Err(Error::Format(format!(
+            "{}: {kind} format version {}, this webdup reads version {version}",
+            path.display(),
+            found.map_or_else(|| "unknown".to_string(), |v| v.to_string())
+        )));
+    }
+    Ok(())
+}
+
+/// A webdup file opened to be read a row group at a time: most columns
+/// through Arrow ([`Groups::arrow`]), [`Column::BinU64`] columns straight
+/// from their pages ([`Groups::bin_u64s`]). Through Arrow, a binary column
+/// is first copied into one growing buffer a batch, whose regrowth copies
+/// (and faults in) memory never written; read from the pages, each value
+/// is copied once, into its row's list.
+pub struct Groups<'p> {
+    path: &'p Path,
+    file: File,
+    arrow: ArrowReaderMetadata,
+    pages: SerializedFileReader<File>,
+}
+
+/// Opens a webdup `kind` file of format `version` for [`Groups`].
+pub fn open_groups<'p>(path: &'p Path, kind: &str, version: u32) -> Result<Groups<'p>, Error> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let arrow = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default()).map_err(|e| Error::parquet(path, e))?;
+    check_kind(arrow.metadata().file_metadata().key_value_metadata(), path, kind, version)?;
+    let pages = SerializedFileReader::new(file.try_clone().map_err(|e| Error::io(path, e))?)
+        .map_err(|e| Error::parquet(path, e))?;
+    Ok(Groups { path, file, arrow, pages })
+}
+
+impl Groups<'_> {
+    /// Row groups in the file.
+    pub fn len(&self) -> usize {
+        self.arrow.metadata().num_row_groups()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row group `group`'s `columns`, as Arrow batches.
+    pub fn arrow(
+        &self,
+        group: usize,
+        columns: &[&str],
+    ) -> Result<impl Iterator<Item = Result<RecordBatch, Error>> + '_, Error> {
+        let file = self.file.try_clone().map_err(|e| Error::io(self.path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.arrow.clone());
+        let schema = builder.parquet_schema();
+        let wanted: Vec<usize> = (0..schema.num_columns())
+            .filter(|&i| columns.contains(&schema.column(i).path().parts().first().map_or("", String::as_str)))
+            .collect();
+        let mask = parquet::arrow::ProjectionMask::leaves(schema, wanted);
+        let reader = builder
+            .with_projection(mask)
+            .with_row_groups(vec![group])
+            .build()
+            .map_err(|e| Error::parquet(self.path, e))?;
+        Ok(reader.map(move |b| b.map_err(|e| Error::arrow(self.path, e))))
+    }
+
+    /// Row group `group`'s rows of the [`Column::BinU64`] column `name`.
+    pub fn bin_u64s(&self, group: usize, name: &str) -> Result<Vec<Option<Vec<u64>>>, Error> {
+        let path = self.path;
+        let bad = |what: String| Error::Format(format!("{}: column {name}, row group {group}: {what}", path.display()));
+        let schema = self.pages.metadata().file_metadata().schema_descr();
+        let index = (0..schema.num_columns())
+            .find(|&i| schema.column(i).name() == name)
+            .ok_or_else(|| bad("no such column".into()))?;
+        let max_def = schema.column(index).max_def_level();
+        let group_reader = self.pages.get_row_group(group).map_err(|e| Error::parquet(path, e))?;
+        let rows = usize::try_from(group_reader.metadata().num_rows()).unwrap_or(0);
+        let ColumnReader::ByteArrayColumnReader(mut column) =
+            group_reader.get_column_reader(index).map_err(|e| Error::parquet(path, e))?
+        else {
+            return Err(bad("not a binary column".into()));
+        };
+        let (mut defs, mut values) = (Vec::new(), Vec::new());
+        let mut out: Vec<Option<Vec<u64>>> = Vec::with_capacity(rows);
+        loop {
+            defs.clear();
+            values.clear();
+            let (records, _, _) = column
+                .read_records(4096, (max_def > 0).then_some(&mut defs), None, &mut values)
+                .map_err(|e| Error::parquet(path, e))?;
+            if records == 0 {
+                break;
+            }
+            let mut values = values.iter();
+            for r in 0..records {
+                if max_def > 0 && defs.get(r).is_none_or(|&d| d < max_def) {
+                    out.push(None);
+                    continue;
+                }
+                let bytes = values.next().ok_or_else(|| bad(format!("row {}: no value", out.len())))?.data();
+                if bytes.len() % 8 != 0 {
+                    return Err(bad(format!(
+                        "row {}: {} bytes, not a whole number of 8-byte hashes",
+                        out.len(),
+                        bytes.len()
+                    )));
+                }
+                out.push(Some(
+                    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+                ));
+            }
+        }
+        if out.len() != rows {
+            return Err(bad(format!("{} rows read of {rows}", out.len())));
+        }
+        Ok(out)
+    }
 }
 
 fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T, Error> {
@@ -430,5 +545,50 @@ mod tests {
         let batch = read(&torn, "test", 1, None).unwrap().next().unwrap().unwrap();
         let e = bin_u64s(&batch, "h", &torn).unwrap_err().to_string();
         assert!(e.contains("torn.parquet") && e.contains("row 1") && e.contains("7 bytes"), "{e}");
+    }
+
+    #[test]
+    fn hash_lists_read_from_their_pages_match_arrow_by_row_group_and_a_torn_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("groups.parquet");
+        let lists: Vec<Vec<u64>> = (0..3000u64).map(|i| (0..i % 9).map(|j| i * 31 + j).collect()).collect();
+        let rows: Vec<Option<&[u64]>> =
+            lists.iter().enumerate().map(|(i, l)| (i % 5 != 3).then_some(l.as_slice())).collect();
+        let keys: Vec<u64> = (0..3000).collect();
+        // Small row groups: several in the file.
+        let mut w = Writer::new(&path, "test", 1, Storage::Plain).row_group_bytes(16 << 10);
+        for block in (0..3000).collect::<Vec<usize>>().chunks(500) {
+            w.append(vec![
+                ("key", Column::U64(block.iter().map(|&i| keys[i]).collect())),
+                ("h", Column::BinU64(block.iter().map(|&i| rows[i]).collect())),
+            ])
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let groups = open_groups(&path, "test", 1).unwrap();
+        assert!(groups.len() > 2, "{} row groups", groups.len());
+        let mut back = Vec::new();
+        for g in 0..groups.len() {
+            let hashes = groups.bin_u64s(g, "h").unwrap();
+            let keys: Vec<u64> =
+                groups.arrow(g, &["key"]).unwrap().flat_map(|b| u64s(&b.unwrap(), "key", &path).unwrap()).collect();
+            assert_eq!(hashes.len(), keys.len(), "row group {g}");
+            back.extend(hashes);
+        }
+        assert_eq!(back, rows.iter().map(|l| l.map(<[u64]>::to_vec)).collect::<Vec<_>>());
+        let other = open_groups(&path, "other", 1).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(other.contains("not a webdup other file"), "{other}");
+
+        let torn = dir.path().join("torn.parquet");
+        write(
+            &torn,
+            "test",
+            1,
+            Storage::Plain,
+            vec![("h", Column::OptBin(vec![None, Some(&[0u8; 8]), Some(&[1u8; 7])]))],
+        )
+        .unwrap();
+        let e = open_groups(&torn, "test", 1).unwrap().bin_u64s(0, "h").unwrap_err().to_string();
+        assert!(e.contains("torn.parquet") && e.contains("row 2") && e.contains("7 bytes"), "{e}");
     }
 }

@@ -13,13 +13,14 @@ use arrow_array::{
     UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Compression;
 use parquet::column::reader::ColumnReader;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::schema::types::SchemaDescriptor;
 
 use crate::Error;
 
@@ -283,14 +284,7 @@ pub fn read_groups<'p>(
     check_kind(builder.metadata().file_metadata().key_value_metadata(), path, kind, version)?;
     let builder = match columns {
         Some(names) => {
-            let schema = builder.parquet_schema();
-            let wanted: Vec<usize> = (0..schema.num_columns())
-                .filter(|&i| {
-                    let path = schema.column(i).path().parts().first().cloned().unwrap_or_default();
-                    names.contains(&path.as_str())
-                })
-                .collect();
-            let mask = parquet::arrow::ProjectionMask::leaves(schema, wanted);
+            let mask = projection(builder.parquet_schema(), names);
             builder.with_projection(mask)
         }
         None => builder,
@@ -298,6 +292,14 @@ pub fn read_groups<'p>(
     let wanted: Vec<usize> = (0..builder.metadata().num_row_groups()).filter(|&g| groups(g)).collect();
     let reader = builder.with_row_groups(wanted).build().map_err(|e| Error::parquet(path, e))?;
     Ok(reader.map(move |b| b.map_err(|e| Error::arrow(path, e))))
+}
+
+/// The leaves of the top-level columns `names`.
+fn projection(schema: &SchemaDescriptor, names: &[&str]) -> ProjectionMask {
+    let wanted: Vec<usize> = (0..schema.num_columns())
+        .filter(|&i| names.contains(&schema.column(i).path().parts().first().map_or("", String::as_str)))
+        .collect();
+    ProjectionMask::leaves(schema, wanted)
 }
 
 /// Whether a file's key-value metadata names it a webdup `kind` file of
@@ -359,11 +361,7 @@ impl Groups<'_> {
     ) -> Result<impl Iterator<Item = Result<RecordBatch, Error>> + '_, Error> {
         let file = self.file.try_clone().map_err(|e| Error::io(self.path, e))?;
         let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.arrow.clone());
-        let schema = builder.parquet_schema();
-        let wanted: Vec<usize> = (0..schema.num_columns())
-            .filter(|&i| columns.contains(&schema.column(i).path().parts().first().map_or("", String::as_str)))
-            .collect();
-        let mask = parquet::arrow::ProjectionMask::leaves(schema, wanted);
+        let mask = projection(builder.parquet_schema(), columns);
         let reader = builder
             .with_projection(mask)
             .with_row_groups(vec![group])
@@ -406,16 +404,7 @@ impl Groups<'_> {
                     continue;
                 }
                 let bytes = values.next().ok_or_else(|| bad(format!("row {}: no value", out.len())))?.data();
-                if bytes.len() % 8 != 0 {
-                    return Err(bad(format!(
-                        "row {}: {} bytes, not a whole number of 8-byte hashes",
-                        out.len(),
-                        bytes.len()
-                    )));
-                }
-                out.push(Some(
-                    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
-                ));
+                out.push(Some(hashes_of(bytes).map_err(|e| bad(format!("row {}: {e}", out.len())))?));
             }
         }
         if out.len() != rows {
@@ -461,6 +450,14 @@ pub fn bools(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<bool>, 
     Ok(column::<BooleanArray>(batch, name, path)?.iter().map(|b| b.unwrap_or(false)).collect())
 }
 
+/// One [`Column::BinU64`] value's hashes, or why it holds none.
+fn hashes_of(bytes: &[u8]) -> Result<Vec<u64>, String> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(format!("{} bytes, not a whole number of 8-byte hashes", bytes.len()));
+    }
+    Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+}
+
 /// A [`Column::BinU64`] column's rows.
 pub fn bin_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Option<Vec<u64>>>, Error> {
     let array = column::<BinaryArray>(batch, name, path)?;
@@ -469,15 +466,9 @@ pub fn bin_u64s(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<Opti
             if array.is_null(i) {
                 return Ok(None);
             }
-            let bytes = array.value(i);
-            if bytes.len() % 8 != 0 {
-                return Err(Error::Format(format!(
-                    "{}: column {name}, row {i}: {} bytes, not a whole number of 8-byte hashes",
-                    path.display(),
-                    bytes.len()
-                )));
-            }
-            Ok(Some(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()))
+            hashes_of(array.value(i))
+                .map(Some)
+                .map_err(|e| Error::Format(format!("{}: column {name}, row {i}: {e}", path.display())))
         })
         .collect()
 }

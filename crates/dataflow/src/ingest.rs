@@ -3,8 +3,8 @@
 //!
 //! Task `I` of `N` takes the `I`th of `N` runs of consecutive expanded
 //! inputs ([`Task::share`]): every task expands the inputs the same way, so
-//! the shares are disjoint and cover them, and each page keeps the key a single-process
-//! run gives it. The corpus-wide stages (site templates, sketches) wait for
+//! the shares are disjoint and cover them, and each page keeps the key a
+//! single-process run gives it. The corpus-wide stages (site templates, sketches) wait for
 //! the clustering job, so a task's file does not depend on the others.
 
 use std::io::BufRead;
@@ -126,7 +126,7 @@ pub fn ingest(
     let mut run = Run::new(run_config);
     let mut collected = run.expand(inputs, stdin)?;
     let share = task.share(collected.sources.len());
-    let mine: Vec<Source> = std::mem::take(&mut collected.sources).drain(share).collect();
+    let mine: Vec<Source> = collected.sources.drain(share).collect();
     // Local files are read a block at a time and each block written out
     // while the next is read, so a task holds a few blocks (one written,
     // one waiting, one read), not its whole share. URLs

@@ -199,7 +199,7 @@ struct Shared {
     /// Ingest tasks.
     tasks: usize,
     /// The row groups before each ingest file, and their total
-    /// ([`reads_group`]).
+    /// ([`reads_group`]; empty when no stage runs).
     groups: Vec<usize>,
     /// Parts of each stage already complete (`Some(parts)`), from the start.
     complete: [Option<usize>; 3],
@@ -231,18 +231,19 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         }
     }
     let mut stages: Vec<(&'static str, Option<Duration>)> = STAGES.iter().map(|s| (*s, None)).collect();
+    let runs = complete.iter().any(Option::is_none);
     let shared = Arc::new(Shared {
         work: work.to_path_buf(),
         config: config.clone(),
         hash: hash.clone(),
         folded: Later::default(),
         tasks,
-        groups: group_offsets(work, tasks)?,
+        groups: if runs { group_offsets(work, tasks)? } else { Vec::new() },
         complete,
         process: exec.process,
         stall: std::env::var(STALL_ENV).ok(),
     });
-    let guards = if complete.iter().any(Option::is_none) {
+    let guards = if runs {
         for stage in STAGES {
             let dir = stage_dir(work, stage);
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -261,9 +262,13 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
         let kept: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
         let folded: BTreeSet<u64> = before.difference(&kept).copied().collect();
-        Ok((light, corpus, fetches, redirected, folded))
+        Ok(((light, corpus, fetches, redirected), folded))
     });
-    shared.folded.set(light.as_ref().ok().map(|l| l.4.clone()));
+    let (light, folded) = match light {
+        Ok((light, folded)) => (Ok(light), Some(folded)),
+        Err(e) => (Err(e), None),
+    };
+    shared.folded.set(folded);
     if let Some(guards) = guards {
         for (w, r) in guards.join().into_iter().enumerate() {
             match r {
@@ -280,7 +285,7 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
             }
         }
     }
-    let (light, corpus, fetches, redirected, _) = light?;
+    let (light, corpus, fetches, redirected) = light?;
     if exec.process != 0 {
         return Ok(Outcome { report: None, failed: corpus.errors.len(), stages, pages: None });
     }
@@ -798,10 +803,9 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
                 let Some(t) = &template else { return Vec::new() };
                 sets.sort_unstable_by(|x, y| x.site.cmp(&y.site).then(x.key.cmp(&y.key)));
                 let mut out = Vec::new();
+                // Every set of a site comes here, and only sites of
+                // `min_pages` or more are sent (`site_learners`).
                 for site in sets.chunk_by(|x, y| x.site == y.site) {
-                    if site.len() < t.min_pages {
-                        continue;
-                    }
                     let pages: Vec<&[u64]> = site.iter().map(|l| l.set.as_slice()).collect();
                     let found = Arc::new(template::learn_site(&pages, t));
                     let mut readers: Vec<u64> = site.iter().map(|l| l.reader).collect();
@@ -1262,16 +1266,19 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
             move |mut ps: Vec<(At, At)>| {
                 ps.sort_unstable();
                 ps.dedup();
-                let mut wanted: Vec<At> = ps.iter().map(|&(a, b)| if verifier(a, b) == a { b } else { a }).collect();
-                wanted.sort_unstable();
-                wanted.dedup();
-                *kept.borrow_mut() = ps
+                let here: Vec<Kept> = ps
                     .into_iter()
                     .map(|(a, b)| {
                         let a_here = verifier(a, b) == a;
                         (a.0, b.0, if a_here { b.1 } else { a.1 }, a_here)
                     })
                     .collect();
+                // The page of each pair not held here.
+                let mut wanted: Vec<At> =
+                    here.iter().map(|&(a, b, home, a_here)| (if a_here { b } else { a }, home)).collect();
+                wanted.sort_unstable();
+                wanted.dedup();
+                *kept.borrow_mut() = here;
                 wanted.into_iter().map(move |b| (b.0, b.1, me))
             },
         );

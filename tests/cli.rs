@@ -482,3 +482,100 @@ fn help_lists_only_the_flags_a_command_uses() {
     let cluster = help(&["cluster", "--help"]);
     assert!(cluster.contains("--delay") && cluster.contains("--shingle-size"), "{cluster}");
 }
+
+/// Issue 40, item 7: one row whose fingerprint blob was damaged made `audit
+/// --index` fail whole. Now that page is an error naming its URL and row,
+/// and the rest of the crawl is audited (exit 1: some pages failed).
+#[test]
+fn a_corrupt_index_row_is_that_pages_failure_not_the_audits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let d = db.to_str().unwrap();
+    let o = webdup(&["index", "add", "--crawl", "c", "--index", d, "fixtures/example", "-q"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let ids: Vec<(i64, String)> = conn
+        .prepare("SELECT id, url FROM pages ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(ids.len() >= 4, "{ids:?}");
+    // A blob of a length no signature has, and a signature cut short (it
+    // would index past its end).
+    conn.execute("UPDATE pages SET shingles = x'0102030405' WHERE id = ?1", [ids[0].0]).unwrap();
+    conn.execute("UPDATE pages SET minhash = x'0102030405060708' WHERE id = ?1", [ids[1].0]).unwrap();
+    drop(conn);
+    let out = dir.path().join("out");
+    let o = webdup(&["audit", "--index", d, "--out", out.to_str().unwrap(), "--quiet"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let urls: Vec<&str> = j["pages"].as_array().unwrap().iter().map(|p| p["url"].as_str().unwrap()).collect();
+    assert_eq!(urls, ids.iter().map(|(_, u)| u.as_str()).collect::<Vec<_>>(), "every page is in the report");
+    let errors = j["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    for (e, (id, url)) in errors.iter().zip(&ids) {
+        assert_eq!(e["url"], url.as_str());
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains(&format!("corrupt index row {id}")), "{message}");
+    }
+    assert!(j["errors"][0]["message"].as_str().unwrap().contains("shingle blob of 5 bytes"), "{errors:?}");
+    assert!(j["errors"][1]["message"].as_str().unwrap().contains("MinHash signature of 2 values"), "{errors:?}");
+}
+
+/// Issue 40, item 7: a file name with an escape sequence reached the
+/// terminal raw through the table output. Control characters are shown as
+/// `\x1b`, in the cluster table and in the failures listed.
+#[test]
+fn file_names_cannot_send_escape_codes_to_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "<html><body><article><p>The lighthouse keeper logs every passing ship in a leather book.</p></article></body></html>";
+    std::fs::write(dir.path().join("a\x1b[2Jclear.html"), text).unwrap();
+    std::fs::write(dir.path().join("b\x1b]0;title\x07.html"), text).unwrap();
+    std::fs::write(dir.path().join("c\r\nfake row.html"), "").unwrap();
+    let o = webdup(&["cluster", dir.path().to_str().unwrap(), "--format", "table"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = stdout(&o);
+    assert!(!table.bytes().any(|b| b == 0x1b || b == 0x07 || b == b'\r'), "{table:?}");
+    assert!(table.contains("a\\x1b[2Jclear.html") && table.contains("b\\x1b]0;title\\x07.html"), "{table}");
+    assert!(table.contains("c\\x0d\\x0afake row.html  [empty]"), "{table}");
+}
+
+/// Issue 40, item 7: `webdup extract FILE | head -1` exited 2 with an error
+/// on stderr; a broken pipe exits 0 quietly, as for every command.
+#[test]
+fn extract_into_a_closed_pipe_exits_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let paragraphs: String = (0..4000)
+        .map(|i| format!("<p>Paragraph {i} of the long harbour chronicle tells of boats, tides and the keepers.</p>\n"))
+        .collect();
+    // Two pages: JSON is a line a page, and the second line must meet the closed pipe.
+    let pages: Vec<String> = (0..2)
+        .map(|n| {
+            let page = dir.path().join(format!("long-{n}.html"));
+            std::fs::write(&page, format!("<html><body><article>{paragraphs}</article></body></html>")).unwrap();
+            page.to_str().unwrap().to_string()
+        })
+        .collect();
+    for format in ["text", "json"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
+            .arg("extract")
+            .args(&pages)
+            .args(["--format", format])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        assert!(!first.is_empty());
+        // The reader is gone: further writes fail with EPIPE.
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}

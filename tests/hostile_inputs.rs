@@ -21,7 +21,12 @@ use serde_json::Value;
 /// Runs webdup and kills it if it has not finished within `limit`: a test
 /// of a hang must not hang the suite.
 fn webdup_within(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
+    webdup_in(Command::new(env!("CARGO_BIN_EXE_webdup")), args, limit)
+}
+
+/// [`webdup_within`], with the command's environment set up by the caller.
+fn webdup_in(mut command: Command, args: &[&str], limit: Duration) -> Output {
+    let mut child = command
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())
@@ -395,4 +400,179 @@ fn index_add_fetches_urls_named_twice_once() {
     for path in ["/one", "/two", "/robots.txt"] {
         assert_eq!(hits.iter().filter(|h| *h == path).count(), 1, "{path}: {hits:?}");
     }
+}
+
+/// The text of every file in `dir` (an index and SQLite's files beside it),
+/// lossily: where a page's text would be kept.
+fn files_text(dir: &Path) -> String {
+    let mut all = String::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    all
+}
+
+fn out_text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Issue 40, item 3: a link to a file outside the walked folder put that
+/// file's text into the report and the index (`/etc/shadow`). Now it is not
+/// read, and is an error naming the link; a link inside the folder is read;
+/// `--follow-symlinks` reads the one outside.
+#[test]
+fn a_symlink_out_of_a_walked_directory_is_not_read() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("site"), dir.path().join("private"));
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    let marker = "zqxmarker7741secret";
+    let secret =
+        format!("<html><body><article><p>The password is {marker} and nobody may read it.</p></article></body></html>");
+    std::fs::write(outside.join("secret.html"), &secret).unwrap();
+    let page = "<html><body><article><p>The harbour office opens at nine and closes at five every weekday.</p></article></body></html>";
+    std::fs::write(root.join("a.html"), page).unwrap();
+    symlink(outside.join("secret.html"), root.join("leak.html")).unwrap();
+    symlink(&outside, root.join("sub/private")).unwrap();
+    // Inside the folder: read under its own name.
+    symlink(root.join("a.html"), root.join("sub/alias.html")).unwrap();
+    let site = root.to_str().unwrap();
+
+    let o = webdup_within(&["cluster", site, "--format", "json"], LIMIT);
+    assert!(!out_text(&o).contains(marker), "{}", out_text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    let v = json(&o);
+    assert_eq!(v["summary"]["fingerprinted"], 2, "{v}");
+    for link in ["leak.html", "sub/private"] {
+        let message = error_for(&v, link)["message"].as_str().unwrap();
+        assert!(message.contains("outside") && message.contains("--follow-symlinks"), "{link}: {message}");
+    }
+
+    let db = dir.path().join("index").join("i.db");
+    std::fs::create_dir(db.parent().unwrap()).unwrap();
+    let o = webdup_within(&["index", "add", "--crawl", "c", "--index", db.to_str().unwrap(), site], LIMIT);
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    assert!(!out_text(&o).contains(marker), "{}", out_text(&o));
+    assert!(!files_text(db.parent().unwrap()).contains(marker), "the secret is in the index");
+
+    let out = dir.path().join("audit");
+    let o = webdup_within(&["audit", site, "--out", out.to_str().unwrap()], LIMIT);
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    assert!(!files_text(&out).contains(marker), "the secret is in the audit");
+
+    // Asked for, the link is followed.
+    let o = webdup_within(&["cluster", site, "--format", "json", "--follow-symlinks"], LIMIT);
+    assert_eq!(o.status.code(), Some(0), "{}", out_text(&o));
+    assert_eq!(json(&o)["summary"]["fingerprinted"], 4, "{}", out_text(&o));
+}
+
+/// Issue 40, item 3: a link to `/` or `/sys/class` made the walk never end.
+/// Now a link out of the folder is not followed, a link back up is a loop
+/// reported, and `/proc`, `/sys` and `/dev` are never walked, even with
+/// `--follow-symlinks`.
+#[test]
+fn links_to_the_root_to_sys_and_back_up_end_promptly() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let page =
+        "<html><body><article><p>The ferry leaves the north pier every hour in summer.</p></article></body></html>";
+    std::fs::write(root.join("a.html"), page).unwrap();
+    symlink("/", root.join("everything")).unwrap();
+    symlink("..", root.join("sub/up")).unwrap();
+    let site = root.to_str().unwrap();
+    let limit = Duration::from_secs(60);
+    let o = webdup_within(&["cluster", site, "--format", "json"], limit);
+    let v = json(&o);
+    assert_eq!(v["summary"]["fingerprinted"], 1, "{v}");
+    assert!(error_for(&v, "everything")["message"].as_str().unwrap().contains("outside"), "{v}");
+    assert!(error_for(&v, "sub/up")["message"].as_str().unwrap().contains("loop"), "{v}");
+
+    std::fs::remove_file(root.join("everything")).unwrap();
+    for (name, target) in
+        [("sys", "/sys/class"), ("proc", "/proc"), ("dev", "/dev"), ("self", "/proc/self/environ.html")]
+    {
+        let _ = symlink(target, root.join(name));
+    }
+    // `environ.html` does not exist: a broken link, an error like any other.
+    let o = webdup_within(&["cluster", site, "--format", "json", "--follow-symlinks"], limit);
+    let v = json(&o);
+    assert_eq!(v["summary"]["fingerprinted"], 1, "{v}");
+    for name in ["sys", "proc", "dev"] {
+        let message = error_for(&v, &format!("site/{name}"))["message"].as_str().unwrap();
+        assert!(message.contains("never walked"), "{name}: {message}");
+    }
+    assert!(error_for(&v, "sub/up")["message"].as_str().unwrap().contains("loop"), "{v}");
+}
+
+/// Issue 40, item 3: `/proc/self/environ` named as an input put the
+/// environment into the report (read as a list, each "line" an error
+/// naming it). A file of procfs or sysfs is refused, named or listed.
+#[test]
+fn proc_self_environ_named_is_refused_and_not_read() {
+    let marker = "/zqxenv5521marker";
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.txt");
+    std::fs::write(&list, "/proc/self/environ\n/proc/self/status\n").unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_webdup"));
+    command.env_clear().env("WEBDUP_SECRET", marker);
+    let o = webdup_in(
+        command,
+        &["cluster", "fixtures/example", "/proc/self/environ", list.to_str().unwrap(), "--format", "json"],
+        LIMIT,
+    );
+    assert!(!out_text(&o).contains("zqxenv5521marker"), "{}", out_text(&o));
+    let v = json(&o);
+    for named in ["/proc/self/environ", "/proc/self/status"] {
+        let message = error_for(&v, named)["message"].as_str().unwrap();
+        assert!(message.contains("procfs") && message.contains("never read"), "{named}: {message}");
+    }
+    assert_example_cluster_intact(&v);
+}
+
+/// Issue 40, item 7: `--index` naming a FIFO blocked forever (SQLite, and
+/// the header check before it, opened it and waited for a writer). Now every
+/// command refuses it, and a FIFO in place of SQLite's `-wal` file too.
+#[test]
+fn an_index_that_is_a_fifo_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mkfifo = |p: &Path| {
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    };
+    let fifo = dir.path().join("index.db");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    let out = dir.path().join("report");
+    let limit = Duration::from_secs(60);
+    for args in [
+        &["audit", "--index", f, "--out", out.to_str().unwrap()][..],
+        &["index", "stats", "--index", f],
+        &["index", "add", "--crawl", "c", "--index", f, "fixtures/example"],
+        &["cluster", "--index", f, "fixtures/example", "--format", "json"],
+        &["lost-and-found", "--index", f, "--old", "a", "--new", "b"],
+    ] {
+        let o = webdup_within(args, limit);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("FIFO") && err.contains(f), "{args:?}: {err}");
+    }
+    // A real index whose `-wal` file is a FIFO.
+    let db = dir.path().join("real.db");
+    let o =
+        webdup_within(&["index", "add", "--crawl", "c", "--index", db.to_str().unwrap(), "fixtures/example"], LIMIT);
+    assert_eq!(o.status.code(), Some(0), "{}", out_text(&o));
+    let wal = dir.path().join("real.db-wal");
+    let _ = std::fs::remove_file(&wal);
+    mkfifo(&wal);
+    let o = webdup_within(&["index", "stats", "--index", db.to_str().unwrap()], limit);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("FIFO") && err.contains("real.db-wal"), "{err}");
 }

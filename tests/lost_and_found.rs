@@ -231,3 +231,53 @@ fn redirect_map_finds_moved_content_with_high_precision_and_recall() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("'v3'"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// Issue 40, item 7: an old URL the apache format cannot express (a space
+/// in its path) was skipped after its `RewriteCond` lines were written, and
+/// they bound to the next rule, which then asked for the skipped URL's host
+/// and query as well as its own: it never fired. A skipped URL now leaves no
+/// line, and each rule has only its own conditions.
+#[test]
+fn apache_map_leaves_no_condition_of_a_skipped_url_before_the_next_rule() {
+    use webdup::engine::{Config, Fingerprinter};
+    use webdup::store::{Index, Page};
+    use webdup::synth::{SynthConfig, corpus};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let config = Config::default().validate().unwrap();
+    let index = Index::open(&db, &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let texts =
+        corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, seed: 11, ..Default::default() });
+    let page = |crawl: &str, url: &str, text: &str| {
+        Page::new(crawl, url, fp.fingerprint_text(url.into(), webdup::DocKey(0), text, None, "none").unwrap())
+    };
+    for (crawl, url, text) in [
+        ("old", "https://skipped.test/old%20page?id=1", &texts[0]),
+        ("old", "https://kept.test/old-page", &texts[1]),
+        ("new", "https://skipped.test/new-page", &texts[0]),
+        ("new", "https://kept.test/new-page", &texts[1]),
+    ] {
+        index.insert(&page(crawl, url, text)).unwrap();
+    }
+    drop(index);
+    let o = webdup(&[
+        "lost-and-found",
+        "--index",
+        db.to_str().unwrap(),
+        "--old",
+        "old",
+        "--new",
+        "new",
+        "--format",
+        "apache",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("left https://skipped.test/old%20page?id=1 out of the map"), "{err}");
+    let apache = String::from_utf8(o.stdout).unwrap();
+    let rules: Vec<&str> = apache.lines().filter(|l| !l.starts_with('#') && *l != "RewriteEngine On").collect();
+    assert_eq!(rules.len(), 2, "{apache}");
+    assert_eq!(rules[0], r"RewriteCond %{HTTP_HOST} ^kept\.test$ [NC]", "{apache}");
+    assert!(rules[1].starts_with("RewriteRule ") && rules[1].contains(" https://kept.test/new-page "), "{apache}");
+}

@@ -123,6 +123,33 @@ fn other_settings_are_refused_by_name() {
     assert!(matches!(index.insert(&Page::new("c", "u", small)), Err(Error::Fingerprint { .. })));
 }
 
+/// Issue 40, item 7: an index whose `seed` row was missing was opened with
+/// the seed asked for (42 by default) filled in, and its stored signatures
+/// compared as another seed's. Now opening it names the index and the row,
+/// and the file is left as it was.
+#[test]
+fn an_index_without_its_seed_row_is_refused_naming_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seedless.db");
+    let index = Index::open(&path, &config()).unwrap();
+    let fp = Fingerprinter::new(&config());
+    index.insert(&Page::new("c", "https://a.test/", fingerprint(&fp, "https://a.test/", &texts(1, 3)[0]))).unwrap();
+    drop(index);
+    let seed_rows = || -> i64 {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM meta WHERE key = 'seed'", [], |r| r.get(0))
+            .unwrap()
+    };
+    rusqlite::Connection::open(&path).unwrap().execute("DELETE FROM meta WHERE key = 'seed'", []).unwrap();
+    let e = Index::open(&path, &config()).err().expect("a seedless index is refused");
+    let message = e.to_string();
+    assert!(message.contains("seedless.db") && message.contains("\"seed\" row"), "{message}");
+    assert_eq!(seed_rows(), 0, "nothing was filled in");
+    let e = Index::open_existing(&path).err().expect("read-only use too");
+    assert!(e.to_string().contains("seedless.db") && e.to_string().contains("\"seed\" row"), "{e}");
+}
+
 #[test]
 fn files_that_are_not_indexes_are_refused_with_their_path() {
     let dir = tempfile::tempdir().unwrap();

@@ -308,6 +308,18 @@ pub struct CommonArgs {
     pub settings: SettingsArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
+    /// Follow symbolic links out of a directory walked (by default a link is
+    /// followed only when its target is inside the directory; others are
+    /// errors naming them). /proc, /sys and /dev are never walked.
+    #[arg(help_heading = "Input", long)]
+    pub follow_symlinks: bool,
+}
+
+impl CommonArgs {
+    /// How the inputs are expanded.
+    pub fn input_options(&self) -> webdup::source::InputOptions {
+        webdup::source::InputOptions { follow_symlinks: self.follow_symlinks }
+    }
 }
 
 impl std::ops::Deref for CommonArgs {

@@ -8,6 +8,7 @@ use anyhow::Context;
 
 use webdup::audit::{self, Audit, AuditConfig, AuditTexts, StoredCrawl};
 use webdup::engine;
+use webdup::report::terminal_safe;
 
 use super::args::CommonArgs;
 use super::{Loaded, exit_for, load_corpus};
@@ -58,9 +59,11 @@ fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool, csv_bom: bo
         let from = match &audit.source {
             Some(src) if src.pages_without_text > 0 => format!(
                 " of crawl {} in {} ({} without a stored text to compare)",
-                src.crawl, src.index, src.pages_without_text
+                terminal_safe(&src.crawl),
+                terminal_safe(&src.index),
+                src.pages_without_text
             ),
-            Some(src) => format!(" of crawl {} in {}", src.crawl, src.index),
+            Some(src) => format!(" of crawl {} in {}", terminal_safe(&src.crawl), terminal_safe(&src.index)),
             None => String::new(),
         };
         eprintln!(

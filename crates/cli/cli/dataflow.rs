@@ -68,6 +68,7 @@ pub fn ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
     let run_config = webdup::run::RunConfig {
         fetch: args.common.fetch.to_config(args.common.max_bytes)?,
         limits: webdup::source::ReadLimits { max_bytes: args.common.max_bytes },
+        inputs: args.common.input_options(),
     };
     let bar = progress::Bar::new(args.common.quiet);
     let done = webdup_dataflow::ingest::ingest(

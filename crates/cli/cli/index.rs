@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use webdup::engine::{self, Measure};
-use webdup::report::{self, ClusterReport};
+use webdup::report::{self, ClusterReport, terminal_safe};
 use webdup::store::{CheckResult, Index, StoredPage, pages_of};
 
 use super::args::{CommonArgs, OutputArgs, SettingsArgs};
@@ -372,16 +372,25 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
         }
         report::Format::Table => {
             full.report.write(report::Format::Table, out)?;
-            writeln!(out, "\nseen in {} ({} of {} documents):", full.index, full.indexed.len(), corpus.docs.len())?;
+            writeln!(
+                out,
+                "\nseen in {} ({} of {} documents):",
+                terminal_safe(&full.index),
+                full.indexed.len(),
+                corpus.docs.len()
+            )?;
             for row in &full.indexed {
-                writeln!(out, "{}", row.doc)?;
+                writeln!(out, "{}", terminal_safe(&row.doc))?;
                 let kinds =
                     row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
                 for (kind, m) in kinds {
                     writeln!(
                         out,
                         "  {kind:<5}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
-                        m.jaccard, m.containment, m.url, m.crawl
+                        m.jaccard,
+                        m.containment,
+                        terminal_safe(&m.url),
+                        terminal_safe(&m.crawl)
                     )?;
                 }
             }

@@ -183,7 +183,7 @@ fn http_redirects(map: &RedirectMap) -> impl Iterator<Item = (&Redirect, Source)
 
 /// An old URL a format cannot express: named on stderr, not dropped silently.
 fn skipped(url: &str, why: &str) {
-    eprintln!("webdup: left {url} out of the map: {why}");
+    eprintln!("webdup: left {} out of the map: {why}", webdup::report::terminal_safe(url));
 }
 
 fn header(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
@@ -234,16 +234,18 @@ fn write_apache(map: &RedirectMap, out: &mut dyn Write) -> io::Result<()> {
             skipped(&r.old_url, "its new URL has a space or control character");
             continue;
         }
-        writeln!(out, "RewriteCond %{{HTTP_HOST}} ^{}$ [NC]", regex::escape(&src.host))?;
-        if let Some(q) = &src.query {
-            writeln!(out, "RewriteCond %{{QUERY_STRING}} ^{}$", regex::escape(q))?;
-        }
         // mod_rewrite matches the path percent-decoded.
         let decoded = percent_encoding::percent_decode_str(&src.path).decode_utf8_lossy();
         let path = decoded.strip_prefix('/').unwrap_or(&decoded);
         if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
             skipped(&r.old_url, "its path has a space or control character");
             continue;
+        }
+        // Conditions only once the rule is sure to follow: they bind to the
+        // next RewriteRule, whichever it is.
+        writeln!(out, "RewriteCond %{{HTTP_HOST}} ^{}$ [NC]", regex::escape(&src.host))?;
+        if let Some(q) = &src.query {
+            writeln!(out, "RewriteCond %{{QUERY_STRING}} ^{}$", regex::escape(q))?;
         }
         // In the substitution, `$N` and `%N` are back-references; NE keeps
         // the new URL's own percent-escapes as they are.

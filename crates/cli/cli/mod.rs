@@ -20,7 +20,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 
 use webdup::engine::{self, Corpus};
-use webdup::report::{self, ComparisonReport, NeighborReport};
+use webdup::report::{self, ComparisonReport, NeighborReport, terminal_safe};
 use webdup::run::{Clustered, Loaded, Run, RunConfig};
 use webdup::source::ReadLimits;
 use webdup::template::Templates;
@@ -44,7 +44,7 @@ pub fn run() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("webdup: error: {err:#}");
+            eprintln!("webdup: error: {}", terminal_safe(&format!("{err:#}")));
             ExitCode::from(EXIT_FATAL)
         }
     }
@@ -54,6 +54,10 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
             || matches!(e.downcast_ref::<webdup::Error>(), Some(webdup::Error::Output(io)) if io.kind() == io::ErrorKind::BrokenPipe)
+            // serde_json's error hides its io::Error from the chain (its
+            // `source` is the io::Error's own source).
+            || e.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind)
+                == Some(io::ErrorKind::BrokenPipe)
     })
 }
 
@@ -197,7 +201,7 @@ fn extract_pages(
     }
     let config = args.to_config(webdup::extract::ExtractorKind::Auto)?;
     let limits = ReadLimits::default();
-    let mut run = Run::new(RunConfig { fetch: fetch.to_config(limits.max_bytes)?, limits });
+    let mut run = Run::new(RunConfig { fetch: fetch.to_config(limits.max_bytes)?, limits, ..RunConfig::default() });
     let results = run.extract(pages, url.as_deref(), &config)?;
     let mut failed = false;
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -220,7 +224,7 @@ fn extract_pages(
             Err(e) => {
                 failed = true;
                 out.flush()?;
-                eprintln!("webdup: {}: [{}] {}", e.id, e.kind, e.message);
+                eprintln!("webdup: {}: [{}] {}", terminal_safe(&e.id), e.kind, terminal_safe(&e.message));
             }
         }
     }
@@ -266,6 +270,7 @@ fn new_run(common: &CommonArgs) -> anyhow::Result<Run> {
     Ok(Run::new(RunConfig {
         fetch: common.fetch.to_config(common.max_bytes)?,
         limits: ReadLimits { max_bytes: common.max_bytes },
+        inputs: common.input_options(),
     }))
 }
 

@@ -29,9 +29,12 @@
 //! pages with `webdup`'s `Fingerprinter`.
 
 pub mod bands;
+mod crawl;
+mod file;
 mod learn;
 pub mod schema;
 
+pub use crawl::CrawlRow;
 pub use learn::{LEARN_UNTIL, SiteTemplate, Unsuppressed};
 
 use std::collections::{BTreeSet, HashSet};
@@ -47,7 +50,6 @@ use crate::index::LshParams;
 use crate::index::lsh::{self, band_key};
 use crate::template::{TemplateConfig, Templates};
 use crate::verify::Overlap;
-use webdup_core::DocKey;
 pub(crate) use webdup_core::candidates as index;
 use webdup_core::fingerprint::Fingerprint;
 use webdup_core::page::Exchange;
@@ -78,6 +80,14 @@ pub enum Error {
     /// The settings kept in the index cannot be used.
     #[error("the index's stored settings are not usable: {0}")]
     BadSettings(String),
+    /// A setting every index records since schema version 1 has no row in
+    /// its `meta` table: its fingerprints were made with a value no longer
+    /// known, and guessing one would compare them wrongly.
+    #[error(
+        "its meta table has no {0:?} row, which every webdup index records: the file was damaged or edited, \
+         and the setting its fingerprints were made with is unknown"
+    )]
+    MissingSetting(String),
     /// No crawl of that name in the index.
     #[error("index {path} has no crawl named {crawl:?}; its crawls: {}", known.join(", "))]
     UnknownCrawl { path: String, crawl: String, known: Vec<String> },
@@ -143,6 +153,20 @@ pub struct Settings {
     pub assumed: Vec<String>,
 }
 
+/// The settings rows schema version 1 wrote, and every version since.
+const RECORDED_SINCE_V1: [&str; 10] = [
+    "shingle_size",
+    "stopwords",
+    "stem",
+    "language",
+    "extractor",
+    "permutations",
+    "seed",
+    "threshold",
+    "bands",
+    "rows",
+];
+
 /// The `meta` key of [`Settings::cross_site_threshold`], and its value for none.
 const CROSS_SITE: &str = "cross_site_threshold";
 const OFF: &str = "off";
@@ -166,7 +190,7 @@ impl Settings {
         let get = |key: &str| -> Result<String> {
             conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
                 .optional()?
-                .ok_or_else(|| Error::NotAnIndex(format!("its meta table has no {key} setting")))
+                .ok_or_else(|| Error::MissingSetting(key.into()))
         };
         fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T> {
             value.parse().map_err(|_| Error::BadSettings(format!("{key} = {value:?}")))
@@ -668,6 +692,7 @@ impl Index {
     pub fn open(path: impl AsRef<Path>, settings: impl Into<Settings>) -> Result<Index> {
         let path = path.as_ref().to_path_buf();
         let wrap = |e: Error| Error::Open { path: path.display().to_string(), reason: Box::new(e) };
+        file::refuse_special(&path).map_err(wrap)?;
         let read_only = if path.exists() {
             ReadOnly::of(&path)
         } else {
@@ -700,7 +725,7 @@ impl Index {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(wrap(Error::Missing)),
             Err(e) => return Err(wrap(Error::NotAnIndex(e.to_string()))),
             Ok(m) if m.is_dir() => return Err(not_index("a directory")),
-            Ok(_) => {}
+            Ok(_) => file::refuse_special(&path).map_err(wrap)?,
         }
         // Look before connecting: `connect` switches the file to WAL mode,
         // which must not happen to a database that is not ours.
@@ -802,7 +827,16 @@ impl Index {
             .optional()?
             .unwrap_or_default();
         let assumed: Vec<&str> = assumed.split(',').filter(|k| !k.is_empty()).collect();
-        let existing: bool = tx.query_row("SELECT count(*) > 0 FROM meta WHERE key = 'threshold'", [], |r| r.get(0))?;
+        // A file with any setting recorded has them all but the cross-site
+        // threshold (the migrations fill in those added since version 1).
+        let existing: bool = tx.query_row(
+            &format!(
+                "SELECT count(*) > 0 FROM meta WHERE key IN ({})",
+                RECORDED_SINCE_V1.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+            ),
+            [],
+            |r| r.get(0),
+        )?;
         for (key, value) in settings.pairs() {
             let mut stored: Option<String> =
                 tx.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?;
@@ -812,6 +846,9 @@ impl Index {
                 stored = Some(OFF.into());
             }
             match stored {
+                // Filled in with the value asked for, a missing seed made
+                // every stored signature compare as another seed's.
+                None if existing => return Err(Error::MissingSetting(key.into())),
                 None => {
                     tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", params![key, value])?;
                 }
@@ -1342,48 +1379,10 @@ impl Index {
     /// shingles, MD5, MinHash, SimHash and word count as stored, its title,
     /// and its main text when it was stored (schema version 3 on). Nothing
     /// is fetched or extracted again. Fingerprint ids are the pages' URLs
-    /// and keys their positions in the crawl.
+    /// and keys their positions in the crawl. The first row that cannot be
+    /// decoded fails the whole; [`Index::crawl_rows`] reads past it.
     pub fn crawl_fingerprints(&self, crawl: &str) -> Result<Vec<(StoredPage, Option<Fingerprint>)>> {
-        self.with_reader(|conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {PAGE_COLUMNS}, shingles, minhash, text, text_deflate FROM pages WHERE crawl = ?1 ORDER BY id"
-            ))?;
-            let mut rows = stmt.query([crawl])?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                let page = stored_page(row)?;
-                let digest: Option<Vec<u8>> = row.get(14)?;
-                let shingles: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT)?;
-                let minhash: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 1)?;
-                let fingerprint = match (digest, shingles, minhash, page.simhash) {
-                    (Some(digest), Some(shingles), Some(minhash), Some(simhash)) => {
-                        let digest: [u8; 16] = digest.try_into().map_err(|d: Vec<u8>| Error::Corrupt {
-                            page_id: page.id,
-                            reason: format!("MD5 of {} bytes", d.len()),
-                        })?;
-                        let mut f = Fingerprint::from_parts(
-                            page.url.clone(),
-                            DocKey::at(out.len()),
-                            page.word_count,
-                            decode_u64s(&shingles, page.id)?,
-                            digest,
-                            decode_u32s(&minhash, page.id)?,
-                            simhash,
-                        );
-                        f.title = page.meta.title.clone();
-                        let deflated: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 3)?;
-                        f.text = match deflated {
-                            Some(blob) => Some(inflate(&blob, page.id)?),
-                            None => row.get(PAGE_COLUMN_COUNT + 2)?,
-                        };
-                        Some(f)
-                    }
-                    _ => None,
-                };
-                out.push((page, fingerprint));
-            }
-            Ok(out)
-        })
+        self.crawl_rows(crawl)?.into_iter().map(|r| Ok((r.page, r.fingerprint?))).collect()
     }
 
     /// Runs SQLite's integrity check and webdup's own: every page with

@@ -9,6 +9,17 @@
 //! A web archive (`*.warc`, `*.warc.gz`) is one source that holds many
 //! documents, its HTTP responses (read by [`crate::warc`]); see
 //! [`Collected`] for how their keys are given.
+//!
+//! A walk stays inside the directory named: a symbolic link is followed
+//! when its target (resolved, every link on the way) is under the
+//! directory (resolved too), and otherwise reported as an error naming the
+//! link, unless [`InputOptions::follow_symlinks`]. A link back to a
+//! directory being walked is a loop, reported, never walked again. No walk
+//! enters `/proc`, `/sys` or `/dev`, followed links or not, and no file of
+//! a virtual file system (procfs, sysfs, ...) is read, named or walked: their
+//! files are the kernel's (a process's environment), not documents, and
+//! some never end. A named FIFO, device or socket is refused before it is
+//! opened.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -146,10 +157,26 @@ impl Collected {
     }
 }
 
+/// How inputs are expanded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    /// Follow symbolic links that lead out of a walked directory (off: such
+    /// a link is an error naming it, and nothing behind it is read). Even
+    /// then a walk never enters `/proc`, `/sys` or `/dev`, and a link back
+    /// to a directory being walked is reported as a loop.
+    pub follow_symlinks: bool,
+}
+
 /// Expands inputs into sources, keyed as [`Collected`] says. `stdin`
-/// supplies the list for an input `-`.
+/// supplies the list for an input `-`. Symbolic links out of a walked
+/// directory are not followed ([`collect_with`] to choose).
 pub fn collect(inputs: &[String], stdin: &mut dyn Read) -> Collected {
-    let mut c = Collector::default();
+    collect_with(inputs, stdin, InputOptions::default())
+}
+
+/// [`collect`] with the given options.
+pub fn collect_with(inputs: &[String], stdin: &mut dyn Read, options: InputOptions) -> Collected {
+    let mut c = Collector { options, ..Collector::default() };
     for input in inputs {
         c.add_input(input, stdin);
     }
@@ -165,6 +192,7 @@ struct Collector {
     /// two files).
     seen: HashSet<OsString>,
     next: usize,
+    options: InputOptions,
 }
 
 impl Collector {
@@ -209,22 +237,50 @@ impl Collector {
     }
 
     fn add_dir(&mut self, dir: &Path) {
-        let walker = walkdir::WalkDir::new(dir)
-            .follow_links(true)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        let root = match std::fs::canonicalize(dir) {
+            Ok(root) => root,
+            Err(e) => return self.error(&path_id(dir), DocErrorKind::Io, io_message(&e)),
+        };
+        if let Some(place) = never_walked(&root) {
+            return self.error(&path_id(dir), DocErrorKind::Io, format!("a directory {place}: never walked"));
+        }
+        let follow = self.options.follow_symlinks;
+        // Filled by the filter, drained as the walk goes, so each refusal
+        // is reported in walk order.
+        let refused = std::cell::RefCell::new(Vec::new());
+        let walker = walkdir::WalkDir::new(dir).follow_links(true).sort_by_file_name().into_iter().filter_entry(|e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            if e.file_name().to_string_lossy().starts_with('.') {
+                return false;
+            }
+            match refusal(e, &root, follow) {
+                Refusal::Take => true,
+                Refusal::Skip => false,
+                Refusal::Refuse(why) => {
+                    refused.borrow_mut().push((e.path().to_path_buf(), why));
+                    false
+                }
+            }
+        });
         for entry in walker {
+            for (path, why) in refused.borrow_mut().drain(..) {
+                self.error(&path_id(&path), DocErrorKind::Io, why);
+            }
             match entry {
                 Ok(e) if e.file_type().is_file() && is_document_name(e.path()) => {
                     self.push_file(e.path().to_path_buf());
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    let id = e.path().map_or_else(|| dir.display().to_string(), |p| p.display().to_string());
+                    let id = e.path().map_or_else(|| path_id(dir), path_id);
                     self.error(&id, DocErrorKind::Io, e.to_string());
                 }
             }
+        }
+        for (path, why) in refused.into_inner() {
+            self.error(&path_id(&path), DocErrorKind::Io, why);
         }
     }
 
@@ -285,6 +341,99 @@ impl Collector {
             self.next += 1;
         }
     }
+}
+
+/// What a walk does with an entry it found.
+enum Refusal {
+    /// Walked or read.
+    Take,
+    /// Left out without a word: a link to a file that is no document.
+    Skip,
+    /// Left out, and reported as an error naming the entry.
+    Refuse(String),
+}
+
+/// Whether the walk of `root` (resolved) leaves out entry `e`: a link out
+/// of the root (unless `follow`), anything in `/proc`, `/sys`, `/dev` or a
+/// virtual file system.
+fn refusal(e: &walkdir::DirEntry, root: &Path, follow: bool) -> Refusal {
+    let link = e.path_is_symlink();
+    // Only links and directories can lead somewhere a walk must not go:
+    // a plain file is where its folder is.
+    if !link && !e.file_type().is_dir() {
+        return Refusal::Take;
+    }
+    let target = match std::fs::canonicalize(e.path()) {
+        Ok(t) => t,
+        Err(err) => return Refusal::Refuse(io_message(&err)),
+    };
+    let matters = e.file_type().is_dir() || is_document_name(e.path());
+    if let Some(place) = never_walked(&target) {
+        let what = if link { format!("a symbolic link to {}", target.display()) } else { "a directory".into() };
+        return if matters { Refusal::Refuse(format!("{what}, {place}: never walked")) } else { Refusal::Skip };
+    }
+    if link && !follow && !target.starts_with(root) {
+        return if matters {
+            Refusal::Refuse(format!(
+                "a symbolic link to {}, outside {}: not followed (--follow-symlinks follows it)",
+                target.display(),
+                root.display()
+            ))
+        } else {
+            Refusal::Skip
+        };
+    }
+    Refusal::Take
+}
+
+/// Directories no walk enters, through a link or not: their files are the
+/// kernel's (a process's environment, devices), not documents, and some
+/// never end.
+const NEVER_WALKED: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// Why the resolved path `canonical` is never walked, if it is not: the
+/// directory of [`NEVER_WALKED`] it is in, or its virtual file system.
+fn never_walked(canonical: &Path) -> Option<String> {
+    if cfg!(unix)
+        && let Some(dir) = NEVER_WALKED.iter().find(|d| canonical.starts_with(d))
+    {
+        return Some(format!("under {dir}"));
+    }
+    virtual_file_system(canonical).map(|fs| format!("on {fs}, a virtual file system"))
+}
+
+/// The kind of virtual file system `path` (a link followed) is on, if it is
+/// on one: its files are made by the kernel as they are read.
+#[cfg(target_os = "linux")]
+fn virtual_file_system(path: &Path) -> Option<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed is a valid `statfs` (plain integers), filled in below.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct of the size statfs writes.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    // The magic numbers of linux/magic.h; every one fits 32 bits, whatever
+    // width `f_type` has on the target.
+    Some(match st.f_type as u32 {
+        0x9fa0 => "procfs",
+        0x6265_6572 => "sysfs",
+        0x6462_6720 => "debugfs",
+        0x7472_6163 => "tracefs",
+        0x7363_6673 => "securityfs",
+        0x0027_e0eb | 0x6367_7270 => "cgroupfs",
+        0x6265_6570 => "configfs",
+        0xde5e_81e4 => "efivarfs",
+        0xcafe_4a11 => "bpffs",
+        0x6165_676c => "pstore",
+        _ => return None,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn virtual_file_system(_: &Path) -> Option<&'static str> {
+    None
 }
 
 pub(crate) fn io_message(e: &std::io::Error) -> String {
@@ -404,11 +553,16 @@ pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Opens `path` for reading if it is a regular file (or a link to one).
+/// Opens `path` for reading if it is a regular file (or a link to one) of
+/// a real file system: a file of `/proc` or `/sys` says it is regular, and
+/// holds what the kernel puts there (`/proc/self/environ`: the environment).
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(std::io::Error::other(not_regular(&meta)));
+    }
+    if let Some(fs) = virtual_file_system(path) {
+        return Err(std::io::Error::other(format!("a file of {fs}, a virtual file system: never read")));
     }
     std::fs::File::open(path)
 }
@@ -554,6 +708,47 @@ mod tests {
         let names: Vec<_> = ids(&c).iter().map(|i| i.rsplit('/').next().unwrap().to_string()).collect();
         assert_eq!(names, ["a.txt", "b.html", "c.html.gz"]);
         assert_eq!(c.sources.iter().map(|s| s.key.0).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_out_of_a_walked_directory_are_errors_unless_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("a.html"), "a").unwrap();
+        std::fs::write(outside.join("s.html"), "s").unwrap();
+        std::fs::write(outside.join("logo.png"), "x").unwrap();
+        symlink(outside.join("s.html"), root.join("s.html")).unwrap();
+        // Not a document: left out without a word, as a plain one would be.
+        symlink(outside.join("logo.png"), root.join("logo.png")).unwrap();
+        symlink(root.join("a.html"), root.join("b.html")).unwrap();
+        let name = |id: &str| id.rsplit('/').next().unwrap().to_string();
+        // Named through a link of its own, the root is where the link points.
+        symlink(&root, dir.path().join("named")).unwrap();
+        for named in [&root, &dir.path().join("named")] {
+            let c = collect(&[named.to_string_lossy().into_owned()], &mut std::io::empty());
+            assert_eq!(ids(&c).iter().map(|i| name(i)).collect::<Vec<_>>(), ["a.html", "b.html"]);
+            assert_eq!(c.errors.len(), 1, "{:?}", c.errors);
+            assert_eq!(name(&c.errors[0].id), "s.html");
+            assert!(c.errors[0].message.contains("outside"), "{}", c.errors[0].message);
+        }
+        let follow = InputOptions { follow_symlinks: true };
+        let c = collect_with(&[root.to_string_lossy().into_owned()], &mut std::io::empty(), follow);
+        assert_eq!(ids(&c).iter().map(|i| name(i)).collect::<Vec<_>>(), ["a.html", "b.html", "s.html"]);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn virtual_files_are_never_opened_and_proc_never_walked() {
+        let e = open_regular(Path::new("/proc/self/environ")).unwrap_err();
+        assert!(e.to_string().contains("procfs"), "{e}");
+        let c = collect(&["/proc/self".into()], &mut std::io::empty());
+        assert!(c.sources.is_empty());
+        assert!(c.errors[0].message.contains("under /proc"), "{}", c.errors[0].message);
     }
 
     #[test]

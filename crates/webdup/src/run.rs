@@ -33,7 +33,7 @@ use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
 use crate::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
 pub use crate::report::Redirected;
-use crate::source::{self, Collected, DocKey, Location, RawDocument, ReadLimits, Source};
+use crate::source::{self, Collected, DocKey, InputOptions, Location, RawDocument, ReadLimits, Source};
 use crate::template::Templates;
 
 /// How a run reads and fetches.
@@ -41,6 +41,9 @@ use crate::template::Templates;
 pub struct RunConfig {
     pub fetch: FetchConfig,
     pub limits: ReadLimits,
+    /// How inputs are expanded: whether a walk follows symbolic links out
+    /// of the directory named (not by default).
+    pub inputs: InputOptions,
 }
 
 /// A run's documents and, for URLs and the pages of web archives, what
@@ -105,7 +108,7 @@ impl Run {
                 expanded.push(input.clone());
             }
         }
-        let mut collected = source::collect(&expanded, stdin);
+        let mut collected = source::collect_with(&expanded, stdin, self.config.inputs);
         if collected.is_empty() && sitemap_errors.is_empty() {
             return Err(Error::NoDocuments);
         }

@@ -40,6 +40,7 @@
 //! ```
 
 use super::{Audit, AuditConfig, AuditPage, AuditSettings, AuditSource, Content};
+use crate::engine::Fingerprint;
 use crate::engine::{Clustering, Config, Corpus};
 use crate::error::{DocError, DocErrorKind};
 use crate::source::DocKey;
@@ -61,23 +62,35 @@ pub struct StoredCrawl {
 
 impl StoredCrawl {
     /// Reads crawl `name` of `index`, or its newest crawl (see
-    /// [`Index::choose_crawl`]). Fails with [`store::Error::UnknownCrawl`] or
+    /// [`Index::choose_crawl`]). A row that cannot be decoded is an error of
+    /// its page (kind `io`, naming the row), and the rest is read. Fails with [`store::Error::UnknownCrawl`] or
     /// [`store::Error::Empty`], both naming the file.
     pub fn load(index: &Index, name: Option<&str>) -> store::Result<StoredCrawl> {
         let crawl = index.choose_crawl(name)?;
-        let stored = index.crawl_fingerprints(&crawl)?;
+        // A row that cannot be decoded is its page's failure, named in the
+        // report; the rest of the crawl is audited.
+        let stored: Vec<(StoredPage, Result<Option<Fingerprint>, store::Error>)> =
+            index.crawl_rows(&crawl)?.into_iter().map(|r| (r.page, r.fingerprint)).collect();
         // One page per final URL, as in a run: a page stored under an old
         // URL that redirected to another stored page is a redirect.
-        let ends: Vec<(Option<&str>, bool)> =
-            stored.iter().map(|(p, f)| (f.as_ref().map(|_| p.effective_url()), !p.redirects.is_empty())).collect();
+        let ends: Vec<(Option<&str>, bool)> = stored
+            .iter()
+            .map(|(p, f)| (matches!(f, Ok(Some(_))).then(|| p.effective_url()), !p.redirects.is_empty()))
+            .collect();
         let folded: Vec<bool> = webdup_core::page::fold_redirects(&ends).iter().map(Option::is_some).collect();
         let mut pages = Vec::new();
         let mut corpus = Corpus::default();
         for (n, ((page, fingerprint), folded)) in stored.into_iter().zip(folded).enumerate() {
             match fingerprint {
-                Some(_) if folded => {}
-                Some(f) => corpus.docs.push(f),
-                None => corpus.errors.push(doc_error(&page, DocKey::at(n))),
+                Ok(Some(_)) if folded => {}
+                Ok(Some(f)) => corpus.docs.push(f),
+                Ok(None) => corpus.errors.push(doc_error(&page, DocKey::at(n))),
+                Err(e) => corpus.errors.push(DocError::new(
+                    &page.url,
+                    DocKey::at(n),
+                    DocErrorKind::Io,
+                    format!("cannot be read from the index: {e}"),
+                )),
             }
             pages.push(page);
         }

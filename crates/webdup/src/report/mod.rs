@@ -29,7 +29,7 @@ pub struct Redirected {
     pub same_as: String,
 }
 
-pub use table::{write_cluster_table, write_comparison_table, write_neighbor_table};
+pub use table::{terminal_safe, write_cluster_table, write_comparison_table, write_neighbor_table};
 pub use webdup_seo::csv_safe::{SafeCsvWriter, UTF8_BOM, spreadsheet_safe};
 
 /// Version of the JSON schema; bumped when a field changes meaning or goes away.

@@ -1,8 +1,36 @@
 //! Plain-text tables for people at a terminal.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{ClusterReport, ComparisonReport, NeighborReport};
+
+/// `s` as a terminal shows it without obeying it: control characters (an
+/// escape sequence, a carriage return, a line feed that would start a
+/// made-up row) and the characters that reorder text on screen (bidi
+/// overrides and isolates) are written as `\x1b`, `\u{202e}`. Names, URLs,
+/// titles and messages come from files and servers, and a table is read on a
+/// terminal.
+pub fn terminal_safe(s: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !unsafe_char(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    Cow::Owned(out)
+}
 
 pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result<()> {
     for c in &r.clusters {
@@ -22,14 +50,22 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
             } else {
                 ""
             };
-            writeln!(out, "  {:>7.4}  {:>7.4}  {:>6}  {}{}", m.jaccard, m.containment, m.words, m.id, mark)?;
+            writeln!(
+                out,
+                "  {:>7.4}  {:>7.4}  {:>6}  {}{}",
+                m.jaccard,
+                m.containment,
+                m.words,
+                terminal_safe(&m.id),
+                mark
+            )?;
         }
         writeln!(out)?;
     }
     if !r.errors.is_empty() {
         writeln!(out, "failed documents ({}):", r.errors.len())?;
         for e in &r.errors {
-            writeln!(out, "  {}  [{}] {}", e.id, e.kind, e.message)?;
+            writeln!(out, "  {}  [{}] {}", terminal_safe(&e.id), e.kind, terminal_safe(&e.message))?;
         }
         writeln!(out)?;
     }
@@ -37,7 +73,14 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
         writeln!(out, "redirects to pages already in this run ({}), not counted again:", r.redirected.len())?;
         for d in &r.redirected {
             let status = d.chain.first().map_or(String::new(), |h| format!("{} ", h.status));
-            writeln!(out, "  {}  {}→ {}  (as {})", d.id, status, d.final_url, d.same_as)?;
+            writeln!(
+                out,
+                "  {}  {}→ {}  (as {})",
+                terminal_safe(&d.id),
+                status,
+                terminal_safe(&d.final_url),
+                terminal_safe(&d.same_as)
+            )?;
         }
         writeln!(out)?;
     }
@@ -71,18 +114,25 @@ pub fn write_neighbor_table(r: &NeighborReport, out: &mut dyn Write) -> io::Resu
     // The document's share found in the neighbor, and the neighbor's in it.
     writeln!(out, "  {:>7}  {:>7}  {:>7}  neighbor", "jaccard", "in nbr", "nbr in")?;
     for d in &r.documents {
-        writeln!(out, "{}", d.id)?;
+        writeln!(out, "{}", terminal_safe(&d.id))?;
         if d.neighbors.is_empty() {
             writeln!(out, "  (none at {} >= {})", measure_name(r.measure), r.min_similarity)?;
         }
         for n in &d.neighbors {
-            writeln!(out, "  {:>7.4}  {:>7.4}  {:>7.4}  {}", n.jaccard, n.containment, n.contained, n.id)?;
+            writeln!(
+                out,
+                "  {:>7.4}  {:>7.4}  {:>7.4}  {}",
+                n.jaccard,
+                n.containment,
+                n.contained,
+                terminal_safe(&n.id)
+            )?;
         }
     }
     if !r.errors.is_empty() {
         writeln!(out, "\nfailed documents ({}):", r.errors.len())?;
         for e in &r.errors {
-            writeln!(out, "  {}  [{}] {}", e.id, e.kind, e.message)?;
+            writeln!(out, "  {}  [{}] {}", terminal_safe(&e.id), e.kind, terminal_safe(&e.message))?;
         }
     }
     Ok(())
@@ -90,8 +140,8 @@ pub fn write_neighbor_table(r: &NeighborReport, out: &mut dyn Write) -> io::Resu
 
 pub fn write_comparison_table(r: &ComparisonReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.comparison;
-    writeln!(out, "A: {}", r.a)?;
-    writeln!(out, "B: {}", r.b)?;
+    writeln!(out, "A: {}", terminal_safe(&r.a))?;
+    writeln!(out, "B: {}", terminal_safe(&r.b))?;
     writeln!(out, "exact Jaccard          {:.4}", c.jaccard)?;
     writeln!(out, "MinHash estimate       {:.4}", c.minhash_estimate)?;
     writeln!(out, "SimHash distance       {}", plural(c.simhash_distance as usize, "bit"))?;
@@ -113,6 +163,13 @@ pub fn write_comparison_table(r: &ComparisonReport, out: &mut dyn Write) -> io::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_safe_escapes_control_and_reordering_characters() {
+        assert!(matches!(terminal_safe("a/b é.html"), Cow::Borrowed(_)));
+        assert_eq!(terminal_safe("x\u{1b}[2J\r\ny\u{9b}z"), "x\\x1b[2J\\x0d\\x0ay\\u{9b}z");
+        assert_eq!(terminal_safe("evil\u{202e}lmth.exe"), "evil\\u{202e}lmth.exe");
+    }
 
     #[test]
     fn counts_agree_with_their_nouns() {

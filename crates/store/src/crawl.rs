@@ -1,0 +1,93 @@
+//! A crawl read back row by row, each row on its own: one row that cannot
+//! be decoded (a damaged blob, a torn text) is that page's failure, never
+//! the crawl's.
+
+use webdup_core::DocKey;
+use webdup_core::fingerprint::Fingerprint;
+
+use crate::{Error, Index, PAGE_COLUMN_COUNT, PAGE_COLUMNS, Result, StoredPage, decode_u32s, decode_u64s, inflate};
+
+/// One stored page of a crawl, read back: its record, and its fingerprint
+/// or why the row cannot be decoded.
+#[derive(Debug)]
+pub struct CrawlRow {
+    /// The page's record; for a row whose record itself cannot be decoded,
+    /// its id and URL (or `row N` when even the URL cannot be read) and
+    /// nothing else.
+    pub page: StoredPage,
+    /// The page's fingerprint, rebuilt from the stored parts; `Ok(None)`
+    /// for a page stored without content, [`Error::Corrupt`] naming the row
+    /// for one whose parts cannot be decoded.
+    pub fingerprint: Result<Option<Fingerprint>>,
+}
+
+impl Index {
+    /// Every page of `crawl` in insertion order, as [`Index::crawl_fingerprints`]
+    /// reads them, but each row on its own: a row that cannot be decoded
+    /// comes back with its error, and the rest of the crawl with it. Fails
+    /// whole only when SQLite cannot read the table.
+    pub fn crawl_rows(&self, crawl: &str) -> Result<Vec<CrawlRow>> {
+        let permutations = self.settings.fingerprint.permutations;
+        self.with_reader(|conn| {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {PAGE_COLUMNS}, shingles, minhash, text, text_deflate FROM pages WHERE crawl = ?1 ORDER BY id"
+            ))?;
+            let mut rows = stmt.query([crawl])?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let key = DocKey::at(out.len());
+                out.push(match crate::stored_page(row) {
+                    Ok(page) => {
+                        let fingerprint = fingerprint_of(row, &page, key, permutations);
+                        CrawlRow { page, fingerprint }
+                    }
+                    Err(e) => {
+                        let id: i64 = row.get(0)?;
+                        let url = row.get::<_, String>(2).unwrap_or_else(|_| format!("row {id}"));
+                        let record = StoredPage::observed(url, None, None);
+                        CrawlRow {
+                            page: StoredPage { id, crawl: crawl.into(), ..record },
+                            fingerprint: Err(Error::Corrupt { page_id: id, reason: e.to_string() }),
+                        }
+                    }
+                });
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// The fingerprint of a stored row whose record reads as `page`.
+fn fingerprint_of(
+    row: &rusqlite::Row,
+    page: &StoredPage,
+    key: DocKey,
+    permutations: usize,
+) -> Result<Option<Fingerprint>> {
+    let corrupt = |reason: String| Error::Corrupt { page_id: page.id, reason };
+    let digest: Option<Vec<u8>> = row.get(14).map_err(|e| corrupt(e.to_string()))?;
+    let shingles: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT).map_err(|e| corrupt(e.to_string()))?;
+    let minhash: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 1).map_err(|e| corrupt(e.to_string()))?;
+    let (Some(digest), Some(shingles), Some(minhash), Some(simhash)) = (digest, shingles, minhash, page.simhash) else {
+        return Ok(None);
+    };
+    let digest: [u8; 16] = digest.try_into().map_err(|d: Vec<u8>| corrupt(format!("MD5 of {} bytes", d.len())))?;
+    let shingles = decode_u64s(&shingles, page.id)?;
+    // Verification merges sorted sets: unsorted ones would be compared wrongly, not refused.
+    if !shingles.is_sorted_by(|a, b| a < b) {
+        return Err(corrupt("shingles not sorted".into()));
+    }
+    let minhash = decode_u32s(&minhash, page.id)?;
+    // The band keys read a whole signature: a short one would panic there.
+    if minhash.len() != permutations {
+        return Err(corrupt(format!("MinHash signature of {} values, not {permutations}", minhash.len())));
+    }
+    let mut f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
+    f.title = page.meta.title.clone();
+    let deflated: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 3).map_err(|e| corrupt(e.to_string()))?;
+    f.text = match deflated {
+        Some(blob) => Some(inflate(&blob, page.id)?),
+        None => row.get(PAGE_COLUMN_COUNT + 2).map_err(|e| corrupt(e.to_string()))?,
+    };
+    Ok(Some(f))
+}

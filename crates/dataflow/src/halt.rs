@@ -233,8 +233,10 @@ where
         let _ = lock(&tx).send((index, value));
         // See the module: a stopped worker must not close its connections
         // cleanly.
-        while failed {
-            std::thread::park();
+        if failed {
+            loop {
+                std::thread::park();
+            }
         }
     })?;
     Ok(Running {

@@ -741,8 +741,8 @@ fn a_part_swapped_for_another_valid_part_is_redone_or_refused_not_reported() {
     let o = run();
     let stderr = stderr_of(&o);
     assert_eq!(o.status.code(), code, "{stderr}");
+    assert!(std::fs::read(&out).unwrap() == single, "a swapped cluster part was reported: {stderr}");
     assert!(stderr.contains("stage clusters runs again") && stderr.contains("part-00000-of-00002.parquet"), "{stderr}");
-    assert!(std::fs::read(&out).unwrap() == single, "a swapped cluster part was reported");
     // An ingest file replaced by the other task's: refused, named, until
     // the task is ingested again.
     let task = |t: usize| work.join(format!("ingest/task-{t:05}-of-00002.parquet"));

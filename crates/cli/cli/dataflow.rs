@@ -44,10 +44,10 @@ pub struct DclusterArgs {
     /// The work directory of `webdup ingest`.
     #[arg(long, value_name = "DIR")]
     pub work: PathBuf,
-    /// Worker threads per process.
+    /// Worker threads per process (at most 256).
     #[arg(short = 'w', long = "workers", default_value_t = 1, value_name = "N")]
     pub workers: usize,
-    /// Number of processes.
+    /// Number of processes (at most 1024).
     #[arg(short = 'n', long = "processes", default_value_t = 1, value_name = "N")]
     pub processes: usize,
     /// This process's index (0-based); process 0 writes the report.
@@ -82,6 +82,9 @@ pub fn ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
     )
     .with_context(|| format!("ingest task {} into {}", args.task, args.work.display()))?;
     if !args.common.quiet {
+        if let Some(why) = &done.redone {
+            eprintln!("task {}: ingesting again: {why}", args.task);
+        }
         let what = if done.ran { "ingested" } else { "already ingested, skipped" };
         eprintln!(
             "task {}: {what}: {} documents ({} failed) in {}",
@@ -107,6 +110,9 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
     })?;
     if !args.common.quiet {
         let mut err = io::stderr().lock();
+        for note in &outcome.notes {
+            let _ = writeln!(err, "{note}");
+        }
         for (stage, took) in &outcome.stages {
             match took {
                 Some(t) => writeln!(err, "stage {stage}: done in {:.1} s", t.as_secs_f64()),

@@ -68,6 +68,9 @@ pub struct Ingested {
     pub path: PathBuf,
     /// False when its marker was there: nothing was read again.
     pub ran: bool,
+    /// Why a marker that was there was not trusted (other inputs, a file
+    /// that differs from it, an older format), when the task ran again.
+    pub redone: Option<String>,
     pub documents: u64,
     pub failed: u64,
 }
@@ -90,8 +93,14 @@ pub fn settings_json(config: &Config) -> serde_json::Value {
 }
 
 /// Runs task `task` over `inputs` into `work` (see the module), unless its
-/// marker says it is done with these settings. A marker with other settings
-/// is an error: the work directory belongs to another configuration.
+/// marker says it is done with these settings, these inputs (the task's
+/// share of them as expanded now, each file's size and modification time),
+/// and its file is the one the marker vouches for; when one of the last
+/// two differs, or the marker is of another format, the task runs again
+/// ([`Ingested::redone`] says why). A marker with other fingerprint
+/// settings is an error: the work directory belongs to another
+/// configuration. Deciding means expanding the inputs again: walking the
+/// directories, reading the lists, fetching the sitemaps.
 pub fn ingest(
     inputs: &[String],
     stdin: &mut dyn BufRead,
@@ -103,30 +112,49 @@ pub fn ingest(
 ) -> Result<Ingested, Error> {
     let (data, done) = paths(work, task);
     let settings = settings_json(config);
-    // A task finished by a webdup that wrote another ingest format is run
-    // again: its file could not be read.
-    if let Some(m) = marker::read(&done)?.filter(|m| m.file_version.unwrap_or(1) == INGEST_FORMAT_VERSION) {
-        if m.settings.as_ref() != Some(&settings) {
+    let reading = reading_json(&run_config);
+    let mut run = Run::new(run_config);
+    let mut collected = run.expand(inputs, stdin)?;
+    let total = collected.sources.len();
+    let share = task.share(total);
+    let mine: Vec<Source> = collected.sources.drain(share.clone()).collect();
+    let errors = if task.index == 0 { std::mem::take(&mut collected.errors) } else { Vec::new() };
+    let inputs_hash = inputs_hash(&mine, &errors, total, &reading);
+    let mut redone = None;
+    if let Some(m) = marker::read(&done)? {
+        if m.file_version.unwrap_or(1) != INGEST_FORMAT_VERSION || m.format_version != marker::FORMAT_VERSION {
+            // Its file could not be read, or cannot be checked.
+            redone = Some(format!("{}: written by another webdup version", done.display()));
+        } else if m.settings.as_ref() != Some(&settings) {
             return Err(Error::Config(format!(
                 "{}: task {task} was ingested with other settings; use another work directory, or delete {} to ingest it again",
                 done.display(),
                 dir(work).display()
             )));
+        } else if m.inputs_hash.as_deref() != Some(inputs_hash.as_str()) {
+            redone = Some(format!(
+                "{}: the inputs differ from those it was ingested from (the task's share: {} of {total} sources)",
+                done.display(),
+                share.len()
+            ));
+        } else if let Some(why) = m.mismatch(&done) {
+            redone = Some(why);
+        } else {
+            return Ok(Ingested {
+                path: data,
+                ran: false,
+                redone: None,
+                documents: m.counts.get("documents").copied().unwrap_or(0),
+                failed: m.counts.get("failed").copied().unwrap_or(0),
+            });
         }
-        return Ok(Ingested {
-            path: data,
-            ran: false,
-            documents: m.counts.get("documents").copied().unwrap_or(0),
-            failed: m.counts.get("failed").copied().unwrap_or(0),
-        });
+        // The marker goes first: a task stopped while ingesting again must
+        // not leave the old marker beside a new, partial file.
+        std::fs::remove_file(&done).map_err(|e| Error::io(&done, e))?;
     }
     std::fs::create_dir_all(dir(work)).map_err(|e| Error::io(&dir(work), e))?;
     // The ingest file keeps no SimHash: the job finds candidates by MinHash.
     let config = &Config { skip_simhash: true, ..config.clone() };
-    let mut run = Run::new(run_config);
-    let mut collected = run.expand(inputs, stdin)?;
-    let share = task.share(collected.sources.len());
-    let mine: Vec<Source> = collected.sources.drain(share).collect();
     // Local files are read a block at a time and each block written out
     // while the next is read, so a task holds a few blocks (one written,
     // one waiting, one read), not its whole share. URLs
@@ -169,8 +197,8 @@ pub fn ingest(
                 return Ok(());
             }
             // Inputs that named nothing are task 0's (keyed after every source).
-            if task.index == 0 && !collected.errors.is_empty() {
-                let rows = collected.errors.into_iter().map(|e| error_row(e, None)).collect();
+            if !errors.is_empty() {
+                let rows = errors.into_iter().map(|e| error_row(e, None)).collect();
                 let _ = tx.send((rows, webdup::warc::Summary::default()));
             }
             Ok(())
@@ -189,8 +217,10 @@ pub fn ingest(
     m.settings = Some(settings);
     m.warc = warc;
     m.file_version = Some(INGEST_FORMAT_VERSION);
+    m.inputs_hash = Some(inputs_hash);
+    m.seal(&[data.as_path()])?;
     marker::write(&done, &m)?;
-    Ok(Ingested { path: data, ran: true, documents: rows, failed })
+    Ok(Ingested { path: data, ran: true, redone, documents: rows, failed })
 }
 
 /// Local sources read and written per block (see [`ingest`]).
@@ -261,6 +291,60 @@ impl Progress for Blocks<'_> {
     fn fail(&self, n: u64) {
         self.inner.fail(n);
     }
+}
+
+/// The settings of reading and fetching that change what a task's file
+/// holds (not those that change only how fast it is made).
+fn reading_json(run: &RunConfig) -> serde_json::Value {
+    let f = &run.fetch;
+    serde_json::json!({
+        "max_bytes": run.limits.max_bytes,
+        "fetch_max_bytes": f.max_bytes,
+        "content_types": f.content_types,
+        "max_redirects": f.max_redirects,
+        "ignore_robots": f.ignore_robots,
+        "keep_query": f.keep_query,
+        "user_agent": f.user_agent,
+    })
+}
+
+/// A hash of what a task reads: its sources as expanded (key, id, where;
+/// a file's size and modification time, so a file changed in place counts
+/// as another input), the inputs that named nothing (task 0's), the number
+/// of sources (which cuts the shares) and `reading`.
+fn inputs_hash(
+    mine: &[Source],
+    errors: &[webdup::error::DocError],
+    total: usize,
+    reading: &serde_json::Value,
+) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut add = |text: &str| {
+        h.update(&(text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    };
+    add(&reading.to_string());
+    add(&total.to_string());
+    for s in mine {
+        add(&s.key.0.to_string());
+        add(&s.id);
+        match &s.location {
+            Location::Url(url) => add(&format!("url {url}")),
+            Location::File(path) => {
+                let stamp = std::fs::metadata(path)
+                    .map(|m| {
+                        let modified = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                        format!("{} {:?}", m.len(), modified)
+                    })
+                    .unwrap_or_else(|e| format!("unreadable {:?}", e.kind()));
+                add(&format!("file {} {stamp}", path.display()));
+            }
+        }
+    }
+    for e in errors {
+        add(&format!("error {} {} {}", e.key.0, e.id, e.message));
+    }
+    format!("{:016x}", h.digest())
 }
 
 /// A short hash of a JSON value.

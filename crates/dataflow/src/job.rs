@@ -53,11 +53,13 @@ use webdup_core::verify::{Overlap, confirm_pair};
 
 use crate::Error;
 use crate::files::{self, EdgeRow, IngestRow, MemberRow, PageRow, SketchRow};
+use crate::halt::{self, Halt, run_to_end};
 use crate::ingest;
+pub use crate::layout::{Cluster, read_hosts};
 use crate::marker::{self, Marker};
-use crate::net;
 use crate::ops::{consume, gather, gather_into, owner, route_bytes};
 use crate::parquet_io as pq;
+use crate::parts::{complete_parts, job_hash, part_paths, read_ingest_markers, stage_dir};
 
 /// The stages, in order.
 pub const STAGES: [&str; 3] = ["sketch", "edges", "clusters"];
@@ -70,65 +72,6 @@ pub const STALL_ENV: &str = "WEBDUP_DATAFLOW_STALL";
 /// How long process 0 waits for the other processes' last parts once its
 /// own workers are done.
 const LAST_PARTS_WAIT: Duration = Duration::from_secs(120);
-
-/// Where the job runs: timely's `-w`, `-n`, `-p` and host file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cluster {
-    /// Worker threads per process.
-    pub threads: usize,
-    /// Processes in all.
-    pub processes: usize,
-    /// This process's index.
-    pub process: usize,
-    /// `host:port` of every process, in process order; `None`: all on
-    /// 127.0.0.1 from port 2101.
-    pub hosts: Option<Vec<String>>,
-}
-
-impl Cluster {
-    /// One process with `threads` workers.
-    pub fn local(threads: usize) -> Cluster {
-        Cluster { threads, processes: 1, process: 0, hosts: None }
-    }
-
-    fn validate(&self) -> Result<(), Error> {
-        if self.threads == 0 {
-            return Err(Error::Config("a process needs at least one worker thread (-w)".into()));
-        }
-        if self.processes == 0 || self.process >= self.processes {
-            return Err(Error::Config(format!(
-                "process index {} must be below the process count {} (-p and -n)",
-                self.process, self.processes
-            )));
-        }
-        if let Some(h) = &self.hosts
-            && h.len() != self.processes
-        {
-            return Err(Error::Config(format!(
-                "the host file names {} processes, and -n says {}: give one host:port a line, one per process",
-                h.len(),
-                self.processes
-            )));
-        }
-        Ok(())
-    }
-
-    /// Every process's `host:port`, in process order.
-    fn addresses(&self) -> Vec<String> {
-        self.hosts.clone().unwrap_or_else(|| (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect())
-    }
-}
-
-/// Reads a host file: one `host:port` a line, `#` comments and blank lines skipped.
-pub fn read_hosts(path: &Path) -> Result<Vec<String>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let hosts: Vec<String> =
-        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect();
-    if let Some(bad) = hosts.iter().find(|h| h.rsplit_once(':').is_none_or(|(_, p)| p.parse::<u16>().is_err())) {
-        return Err(Error::Config(format!("{}: {bad:?} is not host:port", path.display())));
-    }
-    Ok(hosts)
-}
 
 /// What a job did.
 #[derive(Debug)]
@@ -143,6 +86,9 @@ pub struct Outcome {
     /// `pages.parquet` (process 0), being written while the caller writes
     /// the report.
     pub pages: Option<PagesFile>,
+    /// Parts not trusted, each naming a file that differs from its marker:
+    /// their stages were run again.
+    pub notes: Vec<String>,
 }
 
 /// `pages.parquet`, written on a thread of its own: [`PagesFile::finish`]
@@ -205,6 +151,8 @@ struct Shared {
     complete: [Option<usize>; 3],
     process: usize,
     stall: Option<String>,
+    /// Stopped by the first error of any worker, here or in a peer.
+    halt: Arc<Halt>,
 }
 
 /// Runs the clustering job over the ingest in `work` (see the module).
@@ -221,8 +169,11 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
     let hash = job_hash(config, &ingest);
     let tasks = ingest.len();
     let mut complete = [None; 3];
+    let mut notes = Vec::new();
     for (s, stage) in STAGES.iter().enumerate() {
-        complete[s] = complete_parts(work, stage, &hash)?;
+        let found = complete_parts(work, stage, &hash)?;
+        complete[s] = found.parts;
+        notes.extend(found.distrusted.into_iter().map(|why| format!("stage {stage} runs again: {why}")));
     }
     // A stage after one that must run again runs again too.
     if let Some(first) = complete.iter().position(Option::is_none) {
@@ -242,14 +193,19 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         complete,
         process: exec.process,
         stall: std::env::var(STALL_ENV).ok(),
+        halt: Halt::new(),
     });
-    let guards = if runs {
+    let running = if runs {
         for stage in STAGES {
             let dir = stage_dir(work, stage);
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         }
-        let shared = Arc::clone(&shared);
-        Some(net::execute(&exec.addresses(), exec.process, exec.threads, move |worker| run_worker(worker, &shared))?)
+        halt::forget_stopped(work, exec.process);
+        let worker_shared = Arc::clone(&shared);
+        let started = halt::start(&exec.addresses(), exec.process, exec.threads, work, &shared.halt, move |worker| {
+            run_worker(worker, &worker_shared)
+        });
+        Some(started.inspect_err(|e| halt::record_stopped(work, exec.process, exec.processes, e))?)
     } else {
         None
     };
@@ -269,44 +225,46 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         Err(e) => (Err(e), None),
     };
     shared.folded.set(folded);
-    if let Some(guards) = guards {
-        for (w, r) in guards.join().into_iter().enumerate() {
-            match r {
-                Ok(Ok(times)) => {
-                    if w == 0 {
-                        for (s, t) in times {
-                            stages[s].1 = Some(t);
-                        }
-                    }
+    if let Some(running) = running {
+        match running.wait() {
+            Ok(times) => {
+                for (s, t) in times.into_iter().next().unwrap_or_default() {
+                    stages[s].1 = Some(t);
                 }
+            }
+            Err(e) => {
                 // The light corpus's error, when the workers stopped for it.
-                Ok(Err(e)) => return Err(light.err().unwrap_or(e)),
-                Err(panic) => return Err(Error::Worker(format!("a worker failed: {panic}"))),
+                let e = light.err().unwrap_or(e);
+                halt::record_stopped(work, exec.process, exec.processes, &e);
+                return Err(e);
             }
         }
     }
     let (light, corpus, fetches, redirected) = light?;
     if exec.process != 0 {
-        return Ok(Outcome { report: None, failed: corpus.errors.len(), stages, pages: None });
+        return Ok(Outcome { report: None, failed: corpus.errors.len(), stages, pages: None, notes });
     }
     // The other processes write their last parts just after their workers
     // finish, which may be after ours.
     let deadline = Instant::now() + LAST_PARTS_WAIT;
     let parts = loop {
-        if let Some(p) = complete_parts(work, "clusters", &hash)? {
+        let found = complete_parts(work, "clusters", &hash)?;
+        if let Some(p) = found.parts {
             break p;
         }
         if Instant::now() > deadline {
             return Err(Error::Worker(format!(
-                "the other processes' cluster parts did not appear in {} within {} s",
+                "the other processes' cluster parts did not appear in {} within {} s{}",
                 stage_dir(work, "clusters").display(),
-                LAST_PARTS_WAIT.as_secs()
+                LAST_PARTS_WAIT.as_secs(),
+                found.distrusted.iter().map(|why| format!("; {why}")).collect::<String>()
             )));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stats = Stats { documents: corpus.len(), ..Stats::default() };
     let edge_parts = complete_parts(work, "edges", &hash)?
+        .parts
         .ok_or_else(|| Error::Worker("the edges stage is incomplete after the job".into()))?;
     for p in 0..edge_parts {
         let m =
@@ -333,124 +291,7 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
         report.warc.merge(&m.warc);
     }
     let failed = corpus.errors.len();
-    Ok(Outcome { report: Some(report), failed, stages, pages: Some(pages) })
-}
-
-/// The ingest's markers, all present, all made with `config`'s settings.
-fn read_ingest_markers(work: &Path, config: &Config) -> Result<Vec<Marker>, Error> {
-    let dir = ingest::dir(work);
-    let entries = std::fs::read_dir(&dir).map_err(|e| {
-        Error::Config(format!(
-            "{}: no ingest here ({e}); run `webdup ingest --work {}` first",
-            dir.display(),
-            work.display()
-        ))
-    })?;
-    let mut counts: BTreeSet<usize> = BTreeSet::new();
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        if let Some(rest) = name.strip_prefix("task-").and_then(|r| r.strip_suffix(".done"))
-            && let Some((_, n)) = rest.split_once("-of-")
-            && let Ok(n) = n.parse::<usize>()
-        {
-            counts.insert(n);
-        }
-    }
-    let count = match counts.len() {
-        0 => return Err(Error::Config(format!("{}: no finished ingest task", dir.display()))),
-        1 => *counts.iter().next().expect("one"),
-        _ => {
-            return Err(Error::Config(format!(
-                "{}: ingest tasks of different counts ({}): one work directory holds one ingest",
-                dir.display(),
-                counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
-            )));
-        }
-    };
-    let want = ingest::settings_json(config);
-    let mut markers = Vec::with_capacity(count);
-    let mut missing = Vec::new();
-    for t in 0..count {
-        let (_, done) = ingest::paths(work, crate::Task { index: t, count });
-        match marker::read(&done)? {
-            Some(m) => {
-                let version = m.file_version.unwrap_or(1);
-                if version != files::INGEST_FORMAT_VERSION {
-                    return Err(Error::Config(format!(
-                        "{}: ingested by another webdup version (ingest format {version}, this one reads {}); \
-                         run `webdup ingest` again with the same inputs and tasks: it redoes such tasks",
-                        done.display(),
-                        files::INGEST_FORMAT_VERSION
-                    )));
-                }
-                if m.settings.as_ref() != Some(&want) {
-                    let theirs: Option<webdup::engine::FingerprintSettings> =
-                        m.settings.clone().and_then(|s| serde_json::from_value(s).ok());
-                    let why = theirs
-                        .map(|t| t.differences(&config.fingerprint_settings()).join(", "))
-                        .unwrap_or_else(|| "unreadable settings".into());
-                    return Err(Error::Config(format!(
-                        "{}: ingested with other fingerprint settings ({why}); give the flags the ingest was run with",
-                        done.display()
-                    )));
-                }
-                markers.push(m);
-            }
-            None => missing.push(t.to_string()),
-        }
-    }
-    if !missing.is_empty() {
-        return Err(Error::Config(format!(
-            "{}: ingest tasks {} of {count} are not finished; run them (`webdup ingest --task I/{count}`) first",
-            dir.display(),
-            missing.join(", ")
-        )));
-    }
-    Ok(markers)
-}
-
-/// A hash of everything the stages depend on: the settings, the ingest
-/// (its markers, which change when a task is run again) and the formats.
-fn job_hash(config: &Config, ingest: &[Marker]) -> String {
-    let value = serde_json::json!({
-        "format_version": marker::FORMAT_VERSION,
-        "stage_format_version": files::STAGE_FORMAT_VERSION,
-        "fingerprint": config.fingerprint_settings(),
-        "match": config.match_settings(),
-        "ingest": ingest.iter().map(|m| (&m.settings_hash, m.rows, m.finished_at)).collect::<Vec<_>>(),
-    });
-    ingest::settings_hash(&value)
-}
-
-fn stage_dir(work: &Path, stage: &str) -> PathBuf {
-    work.join("stages").join(stage)
-}
-
-/// The data file and marker of part `part` of `parts` of `stage`.
-fn part_paths(work: &Path, stage: &str, part: usize, parts: usize) -> (PathBuf, PathBuf) {
-    let name = marker::part_name("part", part, parts);
-    let dir = stage_dir(work, stage);
-    (dir.join(format!("{name}.parquet")), dir.join(format!("{name}.done")))
-}
-
-/// The number of parts of `stage` when every one of them is finished with
-/// settings `hash`.
-fn complete_parts(work: &Path, stage: &str, hash: &str) -> Result<Option<usize>, Error> {
-    let Ok(entries) = std::fs::read_dir(stage_dir(work, stage)) else {
-        return Ok(None);
-    };
-    let mut by_count: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.extension().is_some_and(|x| x == "done")
-            && let Some(m) = marker::read(&path)?
-            && m.settings_hash == hash
-            && m.stage == stage
-        {
-            by_count.entry(m.parts).or_default().insert(m.part);
-        }
-    }
-    Ok(by_count.into_iter().rev().find(|(n, parts)| parts.len() == *n).map(|(n, _)| n))
+    Ok(Outcome { report: Some(report), failed, stages, pages: Some(pages), notes })
 }
 
 /// Every ingest task's rows without their shingles, in key order.
@@ -648,14 +489,16 @@ fn read_all<I, T>(
     out
 }
 
-/// Writes this worker's part of `stage` and its marker, after the stall
-/// hook of the fault-injection tests.
+/// Writes this worker's part of `stage` (and `also`, a file beside it) and
+/// its marker, sealed with their sizes and checksums, after the stall hook
+/// of the fault-injection tests.
 fn finish_part(
     worker: &Worker,
     shared: &Shared,
     stage: &str,
     rows: u64,
     counts: &[(&str, u64)],
+    also: Option<&Path>,
     write: impl FnOnce(&Path) -> Result<(), Error>,
 ) -> Result<(), Error> {
     if shared.stall.as_deref() == Some(&format!("{stage}:{}", shared.process)) {
@@ -671,14 +514,8 @@ fn finish_part(
     for (k, v) in counts {
         m.counts.insert((*k).to_string(), *v);
     }
+    m.seal(&[data.as_path()].into_iter().chain(also).collect::<Vec<_>>())?;
     marker::write(&done, &m)
-}
-
-/// Steps `worker` until `probe` has seen everything.
-fn run_to_end(worker: &mut Worker, probe: &ProbeHandle<u64>) {
-    while !probe.done() {
-        worker.step_or_park(None);
-    }
 }
 
 /// A page's shingles (its context's, when it has one) sent to the worker
@@ -707,7 +544,12 @@ struct Read {
 /// that read the most of them (the lowest of those that tie), so that most
 /// of a site's sets, consecutive in the ingest files, are not sent to
 /// another process. A site with fewer pages is learned nowhere.
-fn site_learners(worker: &mut Worker, read: &[Read], min_pages: usize) -> HashMap<String, u64> {
+fn site_learners(
+    worker: &mut Worker,
+    halt: &Halt,
+    read: &[Read],
+    min_pages: usize,
+) -> Result<HashMap<String, u64>, Error> {
     let me = worker.index() as u64;
     let mut counts: HashMap<&str, u64> = HashMap::new();
     for site in read.iter().filter_map(|r| r.site.as_deref()) {
@@ -752,8 +594,8 @@ fn site_learners(worker: &mut Worker, read: &[Read], min_pages: usize) -> HashMa
         input.send((site.to_string(), me, n));
     }
     drop(input);
-    run_to_end(worker, &probe);
-    learners.take()
+    run_to_end(worker, halt, &probe)?;
+    Ok(learners.take())
 }
 
 fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> Result<(), Error> {
@@ -783,7 +625,8 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
             })
         })
         .collect();
-    let learners = site_learners(worker, &read, shared.config.template.as_ref().map_or(usize::MAX, |t| t.min_pages));
+    let min_pages = shared.config.template.as_ref().map_or(usize::MAX, |t| t.min_pages);
+    let learners = site_learners(worker, &shared.halt, &read, min_pages)?;
     // Each site's template is learned where its pages' sets are gathered
     // (from every worker, in key order, as one process does: at its
     // learner) and sent back to the workers that read its pages; a page
@@ -835,7 +678,7 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
         }
     }
     drop(input);
-    run_to_end(worker, &probe);
+    run_to_end(worker, &shared.halt, &probe)?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -855,8 +698,9 @@ fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> 
     rows.sort_by_key(|r| r.key);
     let mut templates: Vec<(&str, &[u64])> = learned.iter().map(|(s, t)| (s.as_str(), t.as_slice())).collect();
     templates.sort_unstable();
-    finish_part(worker, shared, "sketch", rows.len() as u64, &[], |p| {
-        files::write_templates(&templates_path(&shared.work, index, peers), &templates)?;
+    let templates_file = templates_path(&shared.work, index, peers);
+    finish_part(worker, shared, "sketch", rows.len() as u64, &[], Some(&templates_file), |p| {
+        files::write_templates(&templates_file, &templates)?;
         files::write_sketch(p, &rows)
     })?;
     carried.sketch = Some(rows);
@@ -1367,7 +1211,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
         }
     }
     drop(input);
-    run_to_end(worker, &probe);
+    run_to_end(worker, &shared.halt, &probe)?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -1376,7 +1220,7 @@ fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -> R
     let counts = [("candidates", candidates), ("confirmed", near.len() as u64), ("exact", exact.len() as u64)];
     let mut edges: Vec<EdgeRow> = exact.into_iter().chain(near).collect();
     edges.sort_by_key(|e| (e.a, e.b));
-    finish_part(worker, shared, "edges", edges.len() as u64, &counts, |p| files::write_edges(p, &edges))?;
+    finish_part(worker, shared, "edges", edges.len() as u64, &counts, None, |p| files::write_edges(p, &edges))?;
     let linked = linked.take();
     let mut held = local.take();
     held.retain(|k, _| linked.contains(k));
@@ -1578,7 +1422,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
     drop(edges_in);
     drop(degrees_in);
     // Sent as they are read, once every owner knows which pages to keep.
-    run_to_end(worker, &linked_probe);
+    run_to_end(worker, &shared.halt, &linked_probe)?;
     match carried.held.take() {
         // The edges stage kept the linked pages it held: each goes to its
         // owner.
@@ -1598,7 +1442,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
         }
     }
     drop(pages_in);
-    run_to_end(worker, &probe);
+    run_to_end(worker, &shared.halt, &probe)?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -1612,7 +1456,7 @@ fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut Carried) -
         )));
     }
     rows.sort_by_key(|r| r.key);
-    finish_part(worker, shared, "clusters", rows.len() as u64, &[], |p| files::write_members(p, &rows))
+    finish_part(worker, shared, "clusters", rows.len() as u64, &[], None, |p| files::write_members(p, &rows))
 }
 
 /// Union-find over keys: which edges join two trees.

@@ -21,12 +21,15 @@
 //! the table for Spark, DuckDB and Hugging Face datasets.
 
 pub mod files;
+mod halt;
 pub mod ingest;
 pub mod job;
+pub mod layout;
 pub mod marker;
 mod net;
 mod ops;
 pub mod parquet_io;
+mod parts;
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +50,15 @@ pub enum Error {
     /// A worker failed; the message names what it was doing.
     #[error("{0}")]
     Worker(String),
+    /// This worker stopped because another worker of the job failed (the
+    /// job ends with that worker's error).
+    #[error("stopped: another worker of the job failed")]
+    Stopped,
+    /// The connection to another process of the job broke: it failed (its
+    /// error is in `why` when it could write it to the work directory), was
+    /// killed, or its host went away.
+    #[error("process {process} of {processes} lost its connection to process {peer} ({detail}){why}")]
+    Lost { process: usize, processes: usize, peer: usize, detail: String, why: String },
 }
 
 impl Error {
@@ -64,4 +76,5 @@ impl Error {
 }
 
 pub use ingest::{Task, ingest};
-pub use job::{Cluster, PagesFile, cluster};
+pub use job::{PagesFile, cluster};
+pub use layout::Cluster;

@@ -685,7 +685,8 @@ impl Inner {
                 // addresses: a local path in a document from a server would
                 // make webdup read this machine's files on the server's say-so.
                 let entry_is_url = source::is_url(entry);
-                if !(entry_is_url || (!is_url && kind == Kind::Index && !entry.contains(':'))) {
+                let local_child = !is_url && kind == Kind::Index && !entry.contains(':');
+                if !entry_is_url && !local_child {
                     if not_urls.0 == 0 {
                         not_urls.1 = entry.chars().take(200).collect();
                     }

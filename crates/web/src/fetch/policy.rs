@@ -315,11 +315,11 @@ impl reqwest::dns::Resolve for PublicResolver {
             let policy = FetchPolicy { allow_internal: false };
             let resolved: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let (allowed, refused): (Vec<_>, Vec<_>) = resolved.into_iter().partition(|a| policy.allows(a.ip()));
-            if allowed.is_empty() {
-                if let Some(a) = refused.first() {
-                    let class = address_class(a.ip()).unwrap_or(AddressClass::Reserved);
-                    return Err(Box::new(ResolvedInternal { host, ip: a.ip(), class }) as _);
-                }
+            if allowed.is_empty()
+                && let Some(a) = refused.first()
+            {
+                let class = address_class(a.ip()).unwrap_or(AddressClass::Reserved);
+                return Err(Box::new(ResolvedInternal { host, ip: a.ip(), class }) as _);
             }
             Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
         })

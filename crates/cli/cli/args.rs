@@ -445,6 +445,12 @@ pub struct FetchArgs {
     /// Keep fetched pages in DIR, so a re-run does not fetch them again.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// Fetch internal addresses (loopback, private, link-local such as
+    /// 169.254.169.254...) reached from anywhere. Without it, only an
+    /// internal URL you name, and its own origin, are fetched: a redirect or
+    /// a sitemap entry leading to another internal address is refused.
+    #[arg(long)]
+    pub allow_internal: bool,
     /// Settings for a site you run: no delay between requests and 8 at once
     /// per site (robots.txt is still read and obeyed).
     #[arg(long, conflicts_with_all = ["delay", "per_host"])]
@@ -492,6 +498,7 @@ impl FetchArgs {
             retries: self.retries,
             max_redirects: self.max_redirects,
             ignore_robots: self.ignore_robots,
+            allow_internal: self.allow_internal,
             keep_query: self.keep_query,
             cache_dir: self.cache.clone(),
             max_bytes,

@@ -19,6 +19,9 @@ const META_SNIFF_BYTES: usize = 4096;
 pub enum DecodeError {
     #[error("not valid UTF-8 (first bad byte at offset {offset}) and no charset declared")]
     InvalidUtf8 { offset: usize },
+    /// UTF-8 was declared (`where` names the declaration) but the bytes are not UTF-8.
+    #[error("declared UTF-8 in {declared_in}, but not valid UTF-8 (first bad byte at offset {offset})")]
+    MislabeledUtf8 { offset: usize, declared_in: &'static str },
 }
 
 /// The text and the name of the encoding it was decoded from.
@@ -33,9 +36,9 @@ pub struct Decoded {
 pub fn decode(bytes: &[u8], header_charset: Option<&str>, is_html: bool) -> Result<Decoded, DecodeError> {
     let declared = header_charset
         .and_then(|label| Encoding::for_label(label.trim().trim_matches('"').as_bytes()))
-        .map(|e| (e, false));
-    let from_bom = Encoding::for_bom(bytes).map(|(e, _)| (e, true));
-    let from_meta = || if is_html { sniff_meta_charset(bytes).map(|e| (e, false)) } else { None };
+        .map(|e| (e, "the Content-Type header"));
+    let from_bom = Encoding::for_bom(bytes).map(|(e, _)| (e, "a byte-order mark"));
+    let from_meta = || if is_html { sniff_meta_charset(bytes).map(|e| (e, "a <meta> charset")) } else { None };
     // A BOM is more reliable than a header in practice (servers often send a
     // default charset); browsers let the BOM win too.
     let chosen = from_bom.or(declared).or_else(from_meta);
@@ -60,7 +63,10 @@ pub fn decode(bytes: &[u8], header_charset: Option<&str>, is_html: bool) -> Resu
                     let (text, used, _) = enc.decode(bytes);
                     Ok(Decoded { text: text.into_owned(), encoding: used.name() })
                 }
-                Err(e) => Err(DecodeError::InvalidUtf8 { offset: e.valid_up_to() }),
+                Err(e) => Err(match chosen {
+                    Some((_, declared_in)) => DecodeError::MislabeledUtf8 { offset: e.valid_up_to(), declared_in },
+                    None => DecodeError::InvalidUtf8 { offset: e.valid_up_to() },
+                }),
             }
         }
     }
@@ -154,6 +160,16 @@ mod tests {
         // Not for plain text, and not when UTF-8 is declared.
         assert!(decode(page, None, false).is_err());
         assert!(decode(b"<meta charset=utf-8><p>\xe9</p>", None, true).is_err());
+    }
+
+    #[test]
+    fn declared_utf8_that_is_not_utf8_is_not_called_undeclared() {
+        let e = decode(b"<meta charset=utf-8><p>\xe9</p>", None, true).unwrap_err();
+        assert_eq!(e, DecodeError::MislabeledUtf8 { offset: 23, declared_in: "a <meta> charset" });
+        let e = decode(b"caf\xe9", Some("utf-8"), false).unwrap_err().to_string();
+        assert!(e.contains("declared UTF-8 in the Content-Type header") && !e.contains("no charset"), "{e}");
+        let e = decode(b"\xEF\xBB\xBFcaf\xe9", None, false).unwrap_err().to_string();
+        assert!(e.contains("byte-order mark"), "{e}");
     }
 
     #[test]

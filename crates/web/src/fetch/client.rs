@@ -13,6 +13,7 @@ use reqwest::header::{self, HeaderMap};
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use super::cache::{CACHE_VERSION, Cache, Entry};
+use super::policy::{FetchPolicy, PublicResolver, Reached, ResolvedInternal, Trust};
 use super::robots::{self, Rules};
 use super::sitemap::{self, Kind, MAX_SITEMAP_BYTES};
 use super::url::{UrlError, normalize, normalize_url, origin_key};
@@ -42,7 +43,15 @@ pub struct Fetcher {
 }
 
 struct Inner {
+    /// For [`Trust::Named`] URLs (and everything with `allow_internal`).
     client: reqwest::Client,
+    /// For [`Trust::Public`] URLs: connects only to public addresses.
+    public: reqwest::Client,
+    policy: FetchPolicy,
+    /// Sitemap entries found on another origin than the user named: they
+    /// are fetched as [`Trust::Public`], not as named inputs. Hashes of
+    /// the normalized URLs, so a million entries cost a few MB.
+    reached: Mutex<HashSet<u64>>,
     config: FetchConfig,
     agent: String,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
@@ -97,17 +106,24 @@ impl Fetcher {
             rt.worker_threads(config.threads);
         }
         let runtime = rt.enable_all().thread_name("webdup-fetch").build().map_err(Error::Output)?;
-        let client = {
-            let _guard = runtime.enter();
+        let builder = || {
             reqwest::Client::builder()
                 .user_agent(config.user_agent.clone())
                 .redirect(reqwest::redirect::Policy::none())
                 .connect_timeout(config.connect_timeout)
                 .timeout(config.timeout)
                 .pool_max_idle_per_host(config.per_host.max(1))
-                .build()
-                .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?
         };
+        let build = |b: reqwest::ClientBuilder| {
+            b.build().map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))
+        };
+        let (client, public) = {
+            let _guard = runtime.enter();
+            // Two clients, so a connection opened to a named internal host
+            // is never pooled for a public URL.
+            (build(builder())?, build(builder().dns_resolver(Arc::new(PublicResolver)))?)
+        };
+        let policy = FetchPolicy { allow_internal: config.allow_internal };
         let cache = match &config.cache_dir {
             Some(dir) => {
                 Some(Cache::open(dir).map_err(|e| Error::Input { path: dir.display().to_string(), source: e })?)
@@ -115,7 +131,16 @@ impl Fetcher {
             None => None,
         };
         let agent = robots::product_token(&config.user_agent).to_ascii_lowercase();
-        let inner = Inner { client, config, agent, hosts: Mutex::new(HashMap::new()), cache };
+        let inner = Inner {
+            client,
+            public,
+            policy,
+            reached: Mutex::new(HashSet::new()),
+            config,
+            agent,
+            hosts: Mutex::new(HashMap::new()),
+            cache,
+        };
         Ok(Fetcher { runtime, inner: Arc::new(inner) })
     }
 
@@ -283,22 +308,57 @@ impl Inner {
             .clone()
     }
 
+    /// The trust of a URL handed to [`Fetcher::for_each`]: named by the
+    /// user, unless a sitemap on another origin listed it.
+    fn trust_of(&self, url: &Url) -> Trust {
+        let reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
+        if !reached.is_empty() && reached.contains(&url_hash(url.as_str())) {
+            Trust::Public
+        } else {
+            Trust::Named(origin_key(url))
+        }
+    }
+
+    /// True if every hop of a recorded redirect chain from `start` passes
+    /// the policy (hosts written as addresses; names are not resolved).
+    fn chain_allowed(&self, start: &Url, mut trust: Trust, chain: &[Hop]) -> bool {
+        if trust == Trust::Public && self.policy.check_public(start).is_err() {
+            return false;
+        }
+        let mut current = start.clone();
+        for hop in chain.iter().skip(1) {
+            let Ok(next) = Url::parse(&hop.url) else {
+                return false;
+            };
+            match self.policy.check(&next, Reached::From { from: &current, trust: &trust }) {
+                Ok(t) => trust = t,
+                Err(_) => return false,
+            }
+            current = next;
+        }
+        true
+    }
+
     async fn fetch_job(&self, job: Job) -> FetchOutcome {
         let start = Instant::now();
         let mut record = empty_record(&job.source, Some(&job.url));
         record.duplicates = job.duplicates;
         let key = job.url.as_str();
+        let trust = self.trust_of(&job.url);
         let cached = match &self.cache {
             Some(cache) => tokio::task::block_in_place(|| cache.get(key)),
             None => None,
         };
+        // A page cached by a run without this policy, or with
+        // --allow-internal, is fetched again unless its chain passes now.
+        let cached = cached.filter(|(entry, _)| self.chain_allowed(&job.url, trust.clone(), &entry.chain));
         let result = if let Some((entry, body)) = cached {
             record.from_cache = true;
             fill_from_entry(&mut record, &entry);
             record.bytes = body.len() as u64;
             entry_result(&entry, body)
         } else {
-            let r = self.follow(&job.url, Purpose::Page, &mut record).await;
+            let r = self.follow(&job.url, Purpose::Page, &mut record, trust).await;
             if let (Some(cache), Ok(resp)) = (&self.cache, &r) {
                 let cacheable = resp.status.is_success() && resp.body.is_some()
                     || resp.status.is_client_error() && !matches!(resp.status.as_u16(), 408 | 429);
@@ -323,21 +383,43 @@ impl Inner {
         outcome
     }
 
-    /// Follows redirects from `url`, checking robots.txt at each hop for
-    /// pages and sitemaps, recording every response in `record`.
-    async fn follow(&self, url: &Url, purpose: Purpose, record: &mut FetchRecord) -> Result<Response, FetchError> {
+    /// Follows redirects from `url`, fetched with `trust` (which the caller
+    /// got from [`FetchPolicy::check`]), checking every hop against the
+    /// policy and robots.txt (for pages and sitemaps), recording every
+    /// response in `record`.
+    async fn follow(
+        &self,
+        url: &Url,
+        purpose: Purpose,
+        record: &mut FetchRecord,
+        mut trust: Trust,
+    ) -> Result<Response, FetchError> {
         let max = if purpose == Purpose::Robots { MAX_ROBOTS_REDIRECTS } else { self.config.max_redirects };
         let mut current = url.clone();
         let mut seen: HashSet<String> = HashSet::new();
         seen.insert(current.to_string());
         loop {
+            if trust == Trust::Public {
+                self.policy
+                    .check_public(&current)
+                    .map_err(|r| FetchError::new(FetchErrorKind::InternalAddress, format!("{current}: {r}")))?;
+            }
             if purpose != Purpose::Robots && !self.config.ignore_robots {
-                let rules = self.robots(&current).await;
+                let rules = self.robots(&current, &trust).await;
                 rules
                     .check(current.as_str())
                     .map_err(|why| FetchError::new(FetchErrorKind::Robots, format!("{why}: {current}")))?;
             }
-            let (resp, permit) = self.request(&current).await?;
+            let (resp, permit) = match self.request(&current, &trust).await {
+                Err(e) if e.kind == FetchErrorKind::InternalAddress && record.chain.is_empty() => {
+                    return Err(FetchError::new(e.kind, format!("{current}: {}", e.message)));
+                }
+                Err(e) if e.kind == FetchErrorKind::InternalAddress => {
+                    let from = record.final_url.as_deref().unwrap_or_default();
+                    return Err(FetchError::new(e.kind, format!("redirect to {current} (from {from}): {}", e.message)));
+                }
+                r => r?,
+            };
             let status = resp.status();
             record.chain.push(Hop { url: current.to_string(), status: status.as_u16() });
             record.final_url = Some(current.to_string());
@@ -370,6 +452,9 @@ impl Inner {
                         FetchError::new(kind, format!("redirect to {location}: {e}"))
                     })
                 })?;
+            trust = self.policy.check(&next, Reached::From { from: &current, trust: &trust }).map_err(|r| {
+                FetchError::new(FetchErrorKind::InternalAddress, format!("redirect to {r} ({next}, from {current})"))
+            })?;
             if !seen.insert(next.to_string()) {
                 return Err(FetchError::new(
                     FetchErrorKind::RedirectLoop,
@@ -387,14 +472,15 @@ impl Inner {
     }
 
     /// The robots.txt rules of `url`'s origin, fetched on first use.
-    async fn robots(&self, url: &Url) -> Arc<Rules> {
+    /// `trust` is the page's: robots.txt is on the page's origin.
+    async fn robots(&self, url: &Url, trust: &Trust) -> Arc<Rules> {
         let host = self.host(url);
-        host.robots.get_or_init(|| self.fetch_robots(url.clone())).await.clone()
+        host.robots.get_or_init(|| self.fetch_robots(url.clone(), trust.clone())).await.clone()
     }
 
     /// Boxed because robots.txt is fetched through [`Inner::follow`], which
     /// itself asks for robots rules: the future would otherwise contain itself.
-    fn fetch_robots(&self, url: Url) -> Pin<Box<dyn Future<Output = Arc<Rules>> + Send + '_>> {
+    fn fetch_robots(&self, url: Url, trust: Trust) -> Pin<Box<dyn Future<Output = Arc<Rules>> + Send + '_>> {
         Box::pin(async move {
             let Ok(robots_url) = url.join("/robots.txt") else {
                 return Arc::new(Rules::AllowAll);
@@ -403,7 +489,7 @@ impl Inner {
                 &Source { id: String::new(), key: DocKey(0), location: Location::Url(String::new()) },
                 None,
             );
-            let rules = match self.follow(&robots_url, Purpose::Robots, &mut record).await {
+            let rules = match self.follow(&robots_url, Purpose::Robots, &mut record, trust).await {
                 Ok(r) if r.status.is_success() => Rules::parse(&self.agent, r.body.as_deref().unwrap_or_default()),
                 Ok(r) if r.status.is_server_error() || r.status == StatusCode::TOO_MANY_REQUESTS => {
                     Rules::DisallowAll(format!(
@@ -433,8 +519,9 @@ impl Inner {
 
     /// One request with retries. The per-origin slot is held from the send
     /// until the body is read, and given back while waiting to retry.
-    async fn request(&self, url: &Url) -> Result<(reqwest::Response, OwnedSemaphorePermit), FetchError> {
+    async fn request(&self, url: &Url, trust: &Trust) -> Result<(reqwest::Response, OwnedSemaphorePermit), FetchError> {
         let host = self.host(url);
+        let client = if *trust == Trust::Public && !self.policy.allow_internal { &self.public } else { &self.client };
         let mut attempt = 0u32;
         loop {
             let permit = host
@@ -454,7 +541,7 @@ impl Inner {
             if start > Instant::now() {
                 tokio::time::sleep_until(start.into()).await;
             }
-            let retry_wait = match self.client.get(url.clone()).send().await {
+            let retry_wait = match client.get(url.clone()).send().await {
                 Err(e) => {
                     let err = classify(&e);
                     if attempt < self.config.retries
@@ -539,10 +626,13 @@ impl Inner {
 
     async fn expand_sitemap(self: Arc<Self>, location: String) -> Expansion {
         let mut out = Expansion::default();
-        let mut seen_urls = HashSet::new();
+        // Hashes, not the URLs again: a million entries are kept once, in `out`.
+        let mut seen_urls: HashSet<u128> = HashSet::new();
         let mut seen_maps = HashSet::new();
-        let mut queue = VecDeque::from([(location, 0usize)]);
-        while let Some((loc, depth)) = queue.pop_front() {
+        // A remote sitemap's trust; `None` for one the user named (on the
+        // command line or in a local index).
+        let mut queue: VecDeque<(String, usize, Option<Trust>)> = VecDeque::from([(location, 0usize, None)]);
+        while let Some((loc, depth, trust)) = queue.pop_front() {
             if !seen_maps.insert(loc.clone()) {
                 continue;
             }
@@ -556,103 +646,185 @@ impl Inner {
                 break;
             }
             let is_url = source::is_url(&loc);
+            // The sitemap's own URL and trust, when it is remote.
+            let mut remote: Option<(Url, Trust)> = None;
             let bytes = if is_url {
-                self.fetch_sitemap_bytes(&loc).await
+                match normalize(&loc, true) {
+                    Ok(url) => {
+                        let trust = trust.unwrap_or_else(|| Trust::Named(origin_key(&url)));
+                        let b = self.fetch_sitemap_bytes(&loc, &url, trust.clone()).await;
+                        remote = Some((url, trust));
+                        b
+                    }
+                    Err(e) => Err(DocError::new(&loc, DocKey(0), DocErrorKind::Fetch, format!("invalid_url: {e}"))),
+                }
             } else {
                 tokio::task::block_in_place(|| source::read_bounded(Path::new(&loc), MAX_SITEMAP_BYTES))
                     .map_err(|e| DocError::new(&loc, DocKey(0), DocErrorKind::Io, format!("cannot read sitemap: {e}")))
             };
-            let parsed = bytes.and_then(|b| {
-                sitemap::parse(&b)
+            // A first pass checks the whole file, so a broken sitemap gives
+            // an error and no entries, as it always did; the second reads
+            // the entries one at a time.
+            let checked = bytes.and_then(|b| {
+                sitemap::parse_each(&b, |_, _| {})
+                    .map(|kind| (b, kind))
                     .map_err(|e| DocError::new(&loc, DocKey(0), DocErrorKind::Fetch, format!("sitemap: {e}")))
             });
-            let map = match parsed {
-                Ok(m) => m,
+            let (bytes, map_kind) = match checked {
+                Ok(b) => b,
                 Err(e) => {
                     out.errors.push(e);
                     continue;
                 }
             };
-            // A sitemap names web pages, and a remote one names only web
-            // addresses: a local path in a document from a server would make
-            // webdup read this machine's files on the server's say-so.
-            let (locs, refused): (Vec<String>, Vec<String>) = map
-                .locs
-                .into_iter()
-                .partition(|l| source::is_url(l) || (!is_url && map.kind == Kind::Index && !l.contains(':')));
-            if let Some(first) = refused.first() {
-                out.errors.push(DocError::new(
-                    &loc,
-                    DocKey(0),
-                    DocErrorKind::Fetch,
-                    format!(
-                        "sitemap: refused {} {} that {} not an http(s) URL (first: `{}`)",
-                        refused.len(),
-                        if refused.len() == 1 { "entry" } else { "entries" },
-                        if refused.len() == 1 { "is" } else { "are" },
-                        first.chars().take(200).collect::<String>()
-                    ),
-                ));
-            }
-            match map.kind {
-                Kind::UrlSet => {
-                    for u in locs {
+            let mut not_urls = (0usize, String::new());
+            let mut internal = 0usize;
+            let mut full = false;
+            let _ = sitemap::parse_each(&bytes, |kind, entry| {
+                // A sitemap names web pages, and a remote one names only web
+                // addresses: a local path in a document from a server would
+                // make webdup read this machine's files on the server's say-so.
+                let entry_is_url = source::is_url(entry);
+                let local_child = !is_url && kind == Kind::Index && !entry.contains(':');
+                if !entry_is_url && !local_child {
+                    if not_urls.0 == 0 {
+                        not_urls.1 = entry.chars().take(200).collect();
+                    }
+                    not_urls.0 += 1;
+                    return;
+                }
+                // An entry of a remote sitemap is reached from it: the
+                // policy decides whether it may be fetched, and how.
+                let mut entry_trust = None;
+                if let (Some((map_url, map_trust)), true) = (&remote, entry_is_url) {
+                    let keep_query = kind == Kind::Index || self.config.keep_query;
+                    if let Ok(url) = normalize(entry, keep_query) {
+                        match self.policy.check(&url, Reached::From { from: map_url, trust: map_trust }) {
+                            Ok(t) => entry_trust = Some((url, t)),
+                            Err(r) => {
+                                internal += 1;
+                                if internal <= MAX_REFUSED_LISTED {
+                                    out.errors.push(DocError::new(
+                                        entry,
+                                        DocKey(0),
+                                        DocErrorKind::Fetch,
+                                        format!(
+                                            "{}: sitemap entry on {r} (listed in {loc})",
+                                            FetchErrorKind::InternalAddress
+                                        ),
+                                    ));
+                                }
+                                return;
+                            }
+                        }
+                    }
+                }
+                match kind {
+                    Kind::UrlSet => {
+                        if full {
+                            return;
+                        }
                         if out.urls.len() >= MAX_SITEMAP_URLS {
+                            full = true;
                             out.errors.push(DocError::new(
                                 &loc,
                                 DocKey(0),
                                 DocErrorKind::Fetch,
                                 format!("more than {MAX_SITEMAP_URLS} URLs; the rest are skipped"),
                             ));
-                            return out;
+                            return;
                         }
-                        if seen_urls.insert(u.clone()) {
-                            out.urls.push(u);
+                        if seen_urls.insert(xxhash_rust::xxh3::xxh3_128(entry.as_bytes())) {
+                            if let Some((url, Trust::Public)) = &entry_trust {
+                                self.reached.lock().unwrap_or_else(|e| e.into_inner()).insert(url_hash(url.as_str()));
+                            }
+                            out.urls.push(entry.to_string());
                         }
                     }
-                }
-                Kind::Index if depth >= MAX_SITEMAP_DEPTH => {
-                    out.errors.push(DocError::new(
-                        &loc,
-                        DocKey(0),
-                        DocErrorKind::Fetch,
-                        format!("sitemap indexes nested deeper than {MAX_SITEMAP_DEPTH}; skipped"),
-                    ));
-                }
-                Kind::Index => {
-                    for child in locs {
-                        let child = if source::is_url(&child) {
-                            child
+                    Kind::Index if depth >= MAX_SITEMAP_DEPTH => {}
+                    Kind::Index => {
+                        let child = if entry_is_url {
+                            entry.to_string()
                         } else {
                             // A local index may name local children, relative to itself.
                             Path::new(&loc)
                                 .parent()
                                 .unwrap_or(Path::new("."))
-                                .join(&child)
+                                .join(entry)
                                 .to_string_lossy()
                                 .into_owned()
                         };
-                        queue.push_back((child, depth + 1));
+                        // A child of a remote index is never named by the user.
+                        let child_trust = match entry_trust {
+                            Some((_, t)) => Some(t),
+                            None => remote.as_ref().map(|_| Trust::Public),
+                        };
+                        queue.push_back((child, depth + 1, child_trust));
                     }
                 }
+            });
+            if not_urls.0 > 0 {
+                let n = not_urls.0;
+                out.errors.push(DocError::new(
+                    &loc,
+                    DocKey(0),
+                    DocErrorKind::Fetch,
+                    format!(
+                        "sitemap: refused {n} {} that {} not an http(s) URL (first: `{}`)",
+                        if n == 1 { "entry" } else { "entries" },
+                        if n == 1 { "is" } else { "are" },
+                        not_urls.1
+                    ),
+                ));
+            }
+            if internal > MAX_REFUSED_LISTED {
+                out.errors.push(DocError::new(
+                    &loc,
+                    DocKey(0),
+                    DocErrorKind::Fetch,
+                    format!(
+                        "{}: sitemap: {} more entries on internal addresses refused; --allow-internal allows them",
+                        FetchErrorKind::InternalAddress,
+                        internal - MAX_REFUSED_LISTED
+                    ),
+                ));
+            }
+            if full {
+                return out;
+            }
+            if depth >= MAX_SITEMAP_DEPTH && map_kind == Kind::Index {
+                out.errors.push(DocError::new(
+                    &loc,
+                    DocKey(0),
+                    DocErrorKind::Fetch,
+                    format!("sitemap indexes nested deeper than {MAX_SITEMAP_DEPTH}; skipped"),
+                ));
             }
         }
         out
     }
 
-    async fn fetch_sitemap_bytes(&self, loc: &str) -> Result<Vec<u8>, DocError> {
+    async fn fetch_sitemap_bytes(&self, loc: &str, url: &Url, trust: Trust) -> Result<Vec<u8>, DocError> {
         let err = |e: FetchError| DocError::new(loc, DocKey(0), DocErrorKind::Fetch, e.to_string());
-        let url = normalize(loc, true).map_err(|e| err(FetchError::new(FetchErrorKind::InvalidUrl, e.to_string())))?;
         let mut record = empty_record(
             &Source { id: loc.to_string(), key: DocKey(0), location: Location::Url(loc.to_string()) },
-            Some(&url),
+            Some(url),
         );
-        let resp = self.follow(&url, Purpose::Sitemap, &mut record).await.map_err(err)?;
+        let resp = self.follow(url, Purpose::Sitemap, &mut record, trust).await.map_err(err)?;
         match resp.body {
             Some(b) if resp.status.is_success() => Ok(b),
             _ => Err(err(status_error(resp.status))),
         }
     }
+}
+
+/// Entries of one sitemap refused by the policy that get an error each;
+/// the rest are counted in one.
+const MAX_REFUSED_LISTED: usize = 100;
+
+/// The key of a normalized URL in [`Inner::reached`].
+fn url_hash(url: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(url.as_bytes())
 }
 
 fn too_large(limit: u64) -> FetchError {
@@ -735,10 +907,17 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 fn classify(e: &reqwest::Error) -> FetchError {
     let mut chain = Vec::new();
     let mut tls = false;
+    let mut protocol = false;
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
+        if let Some(refused) = err.downcast_ref::<ResolvedInternal>() {
+            return FetchError::new(FetchErrorKind::InternalAddress, refused.to_string());
+        }
         chain.push(err.to_string());
         tls |= is_rustls(err);
+        // A response hyper could not parse: the server speaks something
+        // else than HTTP, and will again on a retry.
+        protocol |= err.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_parse() || h.is_parse_status());
         cur = err.source();
     }
     chain.dedup();
@@ -748,6 +927,8 @@ fn classify(e: &reqwest::Error) -> FetchError {
         FetchErrorKind::Timeout
     } else if tls || lower.contains("certificate") || lower.contains("tls handshake") {
         FetchErrorKind::Tls
+    } else if protocol {
+        FetchErrorKind::Protocol
     } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
         FetchErrorKind::Dns
     } else if e.is_connect() {

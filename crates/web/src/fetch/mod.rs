@@ -44,6 +44,7 @@
 pub mod cache;
 #[cfg(feature = "http")]
 mod client;
+pub mod policy;
 pub mod robots;
 pub mod sitemap;
 pub mod url;
@@ -101,6 +102,10 @@ pub struct FetchConfig {
     pub cache_dir: Option<PathBuf>,
     /// Threads of the fetcher's runtime; 0 means one per core.
     pub threads: usize,
+    /// Fetch internal addresses (loopback, private, link-local...) from
+    /// anywhere, not only from the origins the user named
+    /// ([`policy`] says which are refused otherwise).
+    pub allow_internal: bool,
 }
 
 /// The default user agent: names the tool and version, and tells a site
@@ -131,6 +136,7 @@ impl Default for FetchConfig {
             keep_query: false,
             cache_dir: None,
             threads: 0,
+            allow_internal: false,
         }
     }
 }
@@ -188,6 +194,12 @@ pub enum FetchErrorKind {
     Timeout,
     /// The TLS handshake failed (bad certificate, not TLS at all).
     Tls,
+    /// The server's answer is not HTTP (garbage, a malformed status line or
+    /// header): retrying would get the same answer.
+    Protocol,
+    /// The URL was reached from a page the user did not name and is, or
+    /// resolves to, an internal address ([`policy`]); never retried.
+    InternalAddress,
     /// The final response was not a success (404, 410, 500, 429...).
     HttpStatus,
     /// The body is larger than the configured maximum.
@@ -218,6 +230,8 @@ impl FetchErrorKind {
             FetchErrorKind::Connect => "connect",
             FetchErrorKind::Timeout => "timeout",
             FetchErrorKind::Tls => "tls",
+            FetchErrorKind::Protocol => "protocol",
+            FetchErrorKind::InternalAddress => "internal_address",
             FetchErrorKind::HttpStatus => "http_status",
             FetchErrorKind::TooLarge => "too_large",
             FetchErrorKind::WrongType => "wrong_type",

@@ -62,6 +62,17 @@ pub fn expand(location: &str, fetcher: &crate::fetch::Fetcher) -> crate::fetch::
 /// Parses a sitemap, decompressing it first when it starts with the gzip
 /// magic bytes (a `.xml.gz` served without `Content-Encoding`).
 pub fn parse(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
+    let mut locs = Vec::new();
+    let kind = parse_each(bytes, |_, loc| locs.push(loc.to_string()))?;
+    Ok(Sitemap { kind, locs })
+}
+
+/// Reads a sitemap as [`parse`] does, handing each `<loc>` to `each` (with
+/// the sitemap's kind) as it is read instead of collecting them: a sitemap
+/// of a million entries then costs its bytes, not a million strings. On an
+/// error, `each` has seen the entries before it; check a sitemap with a
+/// first pass (`parse_each(bytes, |_, _| {})`) to take all or nothing.
+pub fn parse_each(bytes: &[u8], each: impl FnMut(Kind, &str)) -> Result<Kind, SitemapError> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut plain = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes)
@@ -71,21 +82,20 @@ pub fn parse(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
         if plain.len() as u64 > MAX_SITEMAP_BYTES {
             return Err(SitemapError::TooLarge);
         }
-        return parse_xml(&plain);
+        return parse_xml(&plain, each);
     }
     if bytes.len() as u64 > MAX_SITEMAP_BYTES {
         return Err(SitemapError::TooLarge);
     }
-    parse_xml(bytes)
+    parse_xml(bytes, each)
 }
 
-fn parse_xml(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
+fn parse_xml(bytes: &[u8], mut each: impl FnMut(Kind, &str)) -> Result<Kind, SitemapError> {
     let mut reader = quick_xml::Reader::from_reader(bytes);
     let mut buf = Vec::new();
     let mut kind = None;
     let mut in_loc = false;
     let mut loc = String::new();
-    let mut locs = Vec::new();
     let xml_err = |e: &dyn std::fmt::Display| SitemapError::Xml(e.to_string());
     loop {
         match reader.read_event_into(&mut buf).map_err(|e| xml_err(&e))? {
@@ -127,8 +137,8 @@ fn parse_xml(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
             Event::End(e) if in_loc && e.local_name().as_ref() == "loc" => {
                 in_loc = false;
                 let l = loc.trim();
-                if !l.is_empty() {
-                    locs.push(l.to_string());
+                if let (false, Some(k)) = (l.is_empty(), kind) {
+                    each(k, l);
                 }
             }
             Event::Eof => break,
@@ -136,10 +146,7 @@ fn parse_xml(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
         }
         buf.clear();
     }
-    match kind {
-        Some(kind) => Ok(Sitemap { kind, locs }),
-        None => Err(SitemapError::NotSitemap("nothing".into())),
-    }
+    kind.ok_or_else(|| SitemapError::NotSitemap("nothing".into()))
 }
 
 #[cfg(test)]
@@ -174,6 +181,15 @@ mod tests {
         assert!(matches!(parse(b"<html><body>x</body></html>"), Err(SitemapError::NotSitemap(n)) if n == "html"));
         assert!(matches!(parse(b"\x1f\x8b garbage"), Err(SitemapError::Gzip(_))));
         assert!(parse(b"<urlset><url><loc>http://e.com/</loc></url></wrong>").is_err());
+    }
+
+    #[test]
+    fn parse_each_streams_the_entries_parse_collects() {
+        let xml = b"<urlset><url><loc>http://e.com/1</loc></url><url><loc> </loc></url><url><loc>http://e.com/2</loc></url></urlset>";
+        let mut seen = Vec::new();
+        assert_eq!(parse_each(xml, |k, l| seen.push((k, l.to_string()))), Ok(Kind::UrlSet));
+        assert_eq!(seen, [(Kind::UrlSet, "http://e.com/1".to_string()), (Kind::UrlSet, "http://e.com/2".to_string())]);
+        assert_eq!(parse(xml).unwrap().locs, ["http://e.com/1", "http://e.com/2"]);
     }
 
     #[test]

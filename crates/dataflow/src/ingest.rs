@@ -305,6 +305,9 @@ fn reading_json(run: &RunConfig) -> serde_json::Value {
         "ignore_robots": f.ignore_robots,
         "keep_query": f.keep_query,
         "user_agent": f.user_agent,
+        // Which URLs may be fetched, and which links a walk follows.
+        "allow_internal": f.allow_internal,
+        "follow_symlinks": run.inputs.follow_symlinks,
     })
 }
 

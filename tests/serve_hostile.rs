@@ -341,8 +341,11 @@ fn a_cross_origin_browser_post_is_refused_and_plants_nothing() {
     assert_eq!(stored_pages(s.addr), 1);
     // DELETE carries no body (and is never sent cross-origin without a
     // preflight): no content type needed.
-    let (status, _, v) =
-        exchange(s.addr, &format!("DELETE /v1/pages?url=https%3A%2F%2Fplanted.test%2F HTTP/1.1\r\nhost: {}", s.addr), "");
+    let (status, _, v) = exchange(
+        s.addr,
+        &format!("DELETE /v1/pages?url=https%3A%2F%2Fplanted.test%2F HTTP/1.1\r\nhost: {}", s.addr),
+        "",
+    );
     assert_eq!(status, 200, "{v}");
 }
 
@@ -358,8 +361,7 @@ fn a_rebinding_host_is_refused_even_for_reads() {
     let s = start(&db, &[]);
     let port = s.addr.port();
     for path in ["/v1/stats", "/v1/pages?url=x", "/metrics", "/openapi.yaml"] {
-        let (status, _, v) =
-            exchange(s.addr, &format!("GET {path} HTTP/1.1\r\nhost: rebind.evil.test:{port}"), "");
+        let (status, _, v) = exchange(s.addr, &format!("GET {path} HTTP/1.1\r\nhost: rebind.evil.test:{port}"), "");
         assert_eq!(status, 421, "{path}: {v}");
         assert!(v["error"].as_str().is_some_and(|e| e.contains("--allow-host")), "{v}");
     }
@@ -585,11 +587,8 @@ fn busy_connections_over_the_limit_get_a_503_health_its_reserve_and_no_token_is_
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     let t0 = Instant::now();
-    let (status, _, v) = exchange(
-        s.addr,
-        &format!("GET /v1/stats HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer s3cret", s.addr),
-        "",
-    );
+    let (status, _, v) =
+        exchange(s.addr, &format!("GET /v1/stats HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer s3cret", s.addr), "");
     assert_eq!(status, 503, "{v}");
     assert!(v["error"].is_string(), "{v}");
     assert!(t0.elapsed() < Duration::from_secs(3));
@@ -656,7 +655,8 @@ fn a_url_over_the_limit_is_refused_and_a_url_at_the_limit_can_be_read_and_delete
     let text = "a page whose address is very long indeed";
     let huge = format!("https://long.test/{}", "a".repeat(1 << 20));
     for path in ["/v1/pages", "/v1/check-and-insert", "/v1/check"] {
-        let (status, v) = request(s.addr, "POST", path, Some(&json!({"url": huge, "text": text})), Duration::from_secs(20));
+        let (status, v) =
+            request(s.addr, "POST", path, Some(&json!({"url": huge, "text": text})), Duration::from_secs(20));
         assert_eq!(status, 400, "{path}: {v}");
         let e = v["error"].as_str().unwrap_or_default();
         assert!(e.contains("\"url\"") && e.contains("8192") && e.len() < 500, "{path}: {e}");
@@ -670,7 +670,8 @@ fn a_url_over_the_limit_is_refused_and_a_url_at_the_limit_can_be_read_and_delete
     let prefix = "https://long.test/?q=";
     let long = format!("{prefix}{}", "é".repeat((8192 - prefix.len()) / 2));
     assert!(long.len() <= 8192 && long.len() > 8180);
-    let (status, v) = request(s.addr, "POST", "/v1/pages", Some(&json!({"url": long, "text": text})), Duration::from_secs(20));
+    let (status, v) =
+        request(s.addr, "POST", "/v1/pages", Some(&json!({"url": long, "text": text})), Duration::from_secs(20));
     assert_eq!(status, 201, "{v}");
     let query = format!("/v1/pages?url={}", encode(&long));
     let (status, v) = request(s.addr, "GET", &query, None, Duration::from_secs(20));
@@ -679,8 +680,13 @@ fn a_url_over_the_limit_is_refused_and_a_url_at_the_limit_can_be_read_and_delete
     let (status, v) = request(s.addr, "DELETE", &query, None, Duration::from_secs(20));
     assert_eq!((status, v["removed"].as_u64()), (200, Some(1)), "{v}");
     // Asking for a longer one is a 414, not a search.
-    let (status, v) =
-        request(s.addr, "GET", &format!("/v1/pages?url={}", encode(&format!("{long}ab"))), None, Duration::from_secs(20));
+    let (status, v) = request(
+        s.addr,
+        "GET",
+        &format!("/v1/pages?url={}", encode(&format!("{long}ab"))),
+        None,
+        Duration::from_secs(20),
+    );
     assert_eq!(status, 414, "{v}");
 }
 

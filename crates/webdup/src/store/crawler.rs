@@ -83,7 +83,8 @@ impl CrawledPage {
         if self.url.trim().is_empty() {
             return Err(PageError::Invalid("\"url\" must not be empty".into()));
         }
-        let urls = [("url", Some(&self.url)), ("final_url", self.final_url.as_ref()), ("canonical", self.canonical.as_ref())];
+        let urls =
+            [("url", Some(&self.url)), ("final_url", self.final_url.as_ref()), ("canonical", self.canonical.as_ref())];
         for (field, value) in urls {
             let Some(value) = value else { continue };
             if value.len() > MAX_URL_BYTES {

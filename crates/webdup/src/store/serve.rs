@@ -198,9 +198,7 @@ impl ServeConfig {
             }
         }
         if self.max_connections == 0 || self.queue == 0 || self.max_connections_per_ip == 0 {
-            return Err(ConfigError::Config(
-                "the connection limits and the queue must be greater than zero".into(),
-            ));
+            return Err(ConfigError::Config("the connection limits and the queue must be greater than zero".into()));
         }
         if self.workers > MAX_WORKERS {
             return Err(ConfigError::Config(format!(
@@ -339,11 +337,7 @@ fn index_failure(e: super::Error) -> Response {
 
 async fn authorize(State(s): State<Arc<Service>>, request: Request, next: Next) -> Response {
     if let Some(token) = &s.serve.token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer);
+        let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
         let ok = given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes()));
         if !ok {
             let mut r = failure(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
@@ -819,4 +813,3 @@ async fn metrics(State(s): State<Arc<Service>>) -> Response {
 
 /// The content type of the Prometheus text exposition format.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
-

@@ -170,7 +170,8 @@ pub(super) async fn guard(State(g): State<Arc<Guard>>, request: Request, next: N
     let local = request.extensions().get::<LocalAddr>().map_or(g.bind, |l| l.0);
     let headers = request.headers();
     // HTTP/1.1 requires `Host`; an absolute-form request line carries it.
-    let host = header(headers, header::HOST).map(str::to_owned).or_else(|| request.uri().authority().map(|a| a.to_string()));
+    let host =
+        header(headers, header::HOST).map(str::to_owned).or_else(|| request.uri().authority().map(|a| a.to_string()));
     let Some(host) = host else {
         return refuse(StatusCode::BAD_REQUEST, "the request has no Host header".into());
     };
@@ -205,7 +206,8 @@ pub(super) async fn guard(State(g): State<Arc<Guard>>, request: Request, next: N
         return preflight(o);
     }
     let content_type = header(headers, header::CONTENT_TYPE);
-    let json = content_type.is_some_and(|t| t.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"));
+    let json =
+        content_type.is_some_and(|t| t.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"));
     let needs_json = match *request.method() {
         Method::GET | Method::HEAD | Method::OPTIONS => false,
         Method::DELETE => content_type.is_some(),
@@ -266,12 +268,22 @@ mod tests {
     fn host_check_takes_the_bound_address_and_loopback_names_and_refuses_rebound_names() {
         let g = guard(&[], "127.0.0.1:8080");
         let local: SocketAddr = "127.0.0.1:8080".parse().unwrap();
-        for ok in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080", "127.0.0.2:8080", "localhost.:8080"] {
+        for ok in
+            ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080", "127.0.0.2:8080", "localhost.:8080"]
+        {
             assert!(g.host_allowed(ok, local), "{ok}");
         }
-        for refused in
-            ["evil.test:8080", "evil.test", "localhost:9090", "localhost", "127.0.0.1", "10.0.0.1:8080", "", "[::1", "a b:8080"]
-        {
+        for refused in [
+            "evil.test:8080",
+            "evil.test",
+            "localhost:9090",
+            "localhost",
+            "127.0.0.1",
+            "10.0.0.1:8080",
+            "",
+            "[::1",
+            "a b:8080",
+        ] {
             assert!(!g.host_allowed(refused, local), "{refused}");
         }
         // Off loopback: the address the connection came in on, not localhost.

@@ -89,4 +89,3 @@ fn work(rx: &Mutex<Receiver<Job>>) {
         let _ = std::panic::catch_unwind(AssertUnwindSafe(job));
     }
 }
-

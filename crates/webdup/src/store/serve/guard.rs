@@ -151,7 +151,7 @@ fn same_origin(origin: &str, host: &str) -> bool {
     }
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Option<&'a str> {
+fn header(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
 }
 

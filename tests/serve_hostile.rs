@@ -458,12 +458,12 @@ fn a_lowercase_bearer_scheme_is_accepted() {
 
 /// Raises this process's soft limit on open files to at least `want`
 /// (within the hard limit).
-fn raise_fd_limit(want: u64) {
+fn raise_fd_limit(want: libc::rlim_t) {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit and setrlimit only read and write `lim`.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && (lim.rlim_cur as u64) < want {
-            lim.rlim_cur = (want as libc::rlim_t).min(lim.rlim_max);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < want {
+            lim.rlim_cur = want.min(lim.rlim_max);
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
     }
@@ -504,7 +504,7 @@ fn six_hundred_slow_sockets_reopened_when_closed_leave_health_answering() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const SOCKETS: usize = 600;
     const ATTEMPTS: usize = 20;
-    raise_fd_limit(4 * SOCKETS as u64);
+    raise_fd_limit(4 * SOCKETS as libc::rlim_t);
     let dir = tempfile::tempdir().unwrap();
     let s = start(&dir.path().join("i.db"), &[]);
     let addr = s.addr;

@@ -137,10 +137,11 @@ fn a_body_shorter_than_announced_gets_a_408_and_router_errors_are_json() {
     let mut c = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t0 = Instant::now();
-    c.write_all(
-        b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"url\": ",
-    )
-    .unwrap();
+    let head = format!(
+        "POST /v1/check HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"url\": ",
+        s.addr
+    );
+    c.write_all(head.as_bytes()).unwrap();
     let (status, v) = read_response(&mut c).expect("no answer and no close within 10 s");
     let waited = t0.elapsed();
     assert_eq!(status, 408, "{v}");
@@ -165,18 +166,19 @@ fn sigterm_exits_within_the_grace_period_with_slow_work_in_flight() {
     let mut s = start(&dir.path().join("i.db"), &["--shutdown-grace", "1", "--body-timeout", "60"]);
     // A body that never completes.
     let mut trickle = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
-    trickle
-        .write_all(
-            b"POST /v1/pages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n{",
-        )
-        .unwrap();
+    let head = format!(
+        "POST /v1/pages HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n{{",
+        s.addr
+    );
+    trickle.write_all(head.as_bytes()).unwrap();
     // And a queue of pages that take a while to extract.
     let page = json!({"url": "https://slow.test/", "html": heavy_page(600, 5)}).to_string();
     let mut busy: Vec<TcpStream> = (0..12)
         .map(|_| {
             let mut c = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
             let head = format!(
-                "POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                "POST /v1/check HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                s.addr,
                 page.len()
             );
             c.write_all(head.as_bytes()).unwrap();
@@ -242,7 +244,8 @@ fn work_for_clients_that_left_is_not_done() {
         .map(|_| {
             let mut c = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
             let head = format!(
-                "POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                "POST /v1/check HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                s.addr,
                 body.len()
             );
             c.write_all(head.as_bytes()).unwrap();
@@ -261,31 +264,451 @@ fn work_for_clients_that_left_is_not_done() {
     assert!(healthy(s.addr, Duration::from_secs(5)));
 }
 
-/// Over the connection limit, a new connection gets a JSON 503 at once
-/// rather than waiting; once connections close, requests are served again.
-/// Without the token, a request is refused before its body is read.
+/// One request on a new connection, written as is (`head` is the request
+/// line and headers, without the blank line): the status, the response's
+/// head (lower case) and the body as JSON.
+fn exchange(addr: SocketAddr, head: &str, body: &str) -> (u16, String, serde_json::Value) {
+    let mut c = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let request = format!("{head}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    c.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = serde_json::from_str(body).unwrap_or_else(|_| serde_json::Value::String(body.into()));
+    (status, head.to_ascii_lowercase(), body)
+}
+
+fn stored_pages(addr: SocketAddr) -> u64 {
+    let (status, v) = request(addr, "GET", "/v1/stats", None, Duration::from_secs(10));
+    assert_eq!(status, 200, "{v}");
+    v["pages"].as_u64().unwrap()
+}
+
+/// Issue 40, item 1: a page on another origin, opened in a browser on the
+/// same machine, could plant a row in a default (tokenless) server with a
+/// `text/plain` POST (CSRF): the server ignored `Origin` and the content
+/// type. Both are refused now, with JSON errors, and nothing is stored.
 #[test]
-fn connections_over_the_limit_get_a_503_and_no_token_is_refused_before_the_body() {
+fn a_cross_origin_browser_post_is_refused_and_plants_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &[]);
+    let page = json!({"url": "https://planted.test/", "text": "planted by a page on another origin in a browser"});
+    let body = page.to_string();
+    // What `fetch(..., {method: "POST", mode: "no-cors", body})` sends.
+    let (status, _, v) = exchange(
+        s.addr,
+        &format!("POST /v1/pages HTTP/1.1\r\nhost: {}\r\norigin: http://evil.test\r\ncontent-type: text/plain", s.addr),
+        &body,
+    );
+    assert_eq!(status, 403, "{v}");
+    assert!(v["error"].as_str().is_some_and(|e| e.contains("--cors")), "{v}");
+    // The same with a JSON content type (which a browser would preflight).
+    let (status, _, v) = exchange(
+        s.addr,
+        &format!(
+            "POST /v1/check-and-insert HTTP/1.1\r\nhost: {}\r\norigin: http://evil.test\r\ncontent-type: application/json",
+            s.addr
+        ),
+        &body,
+    );
+    assert_eq!(status, 403, "{v}");
+    // A form post or a text/plain body without Origin: 415.
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+        let (status, _, v) = exchange(
+            s.addr,
+            &format!("POST /v1/pages HTTP/1.1\r\nhost: {}\r\ncontent-type: {content_type}", s.addr),
+            &body,
+        );
+        assert_eq!(status, 415, "{content_type}: {v}");
+        assert!(v["error"].as_str().is_some_and(|e| e.contains("application/json")), "{v}");
+    }
+    let (status, _, v) = exchange(s.addr, &format!("POST /v1/pages HTTP/1.1\r\nhost: {}", s.addr), &body);
+    assert_eq!(status, 415, "no content type: {v}");
+    assert_eq!(stored_pages(s.addr), 0, "a refused request stored a page");
+    // JSON, with parameters and in any case, from the server's own origin.
+    let (status, _, v) = exchange(
+        s.addr,
+        &format!(
+            "POST /v1/pages HTTP/1.1\r\nhost: {}\r\norigin: http://{}\r\ncontent-type: Application/JSON; charset=utf-8",
+            s.addr, s.addr
+        ),
+        &body,
+    );
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(stored_pages(s.addr), 1);
+    // DELETE carries no body (and is never sent cross-origin without a
+    // preflight): no content type needed.
+    let (status, _, v) = exchange(
+        s.addr,
+        &format!("DELETE /v1/pages?url=https%3A%2F%2Fplanted.test%2F HTTP/1.1\r\nhost: {}", s.addr),
+        "",
+    );
+    assert_eq!(status, 200, "{v}");
+}
+
+/// Issue 40, item 1: DNS rebinding. A page whose DNS name was pointed at
+/// 127.0.0.1 talks to the server as its own origin, sending its own name
+/// in `Host`: refused 421 (reads too), unless `--allow-host` names it.
+/// The server's own address and `localhost` are taken; `/health` answers
+/// any Host.
+#[test]
+fn a_rebinding_host_is_refused_even_for_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let s = start(&db, &[]);
+    let port = s.addr.port();
+    for path in ["/v1/stats", "/v1/pages?url=x", "/metrics", "/openapi.yaml"] {
+        let (status, _, v) = exchange(s.addr, &format!("GET {path} HTTP/1.1\r\nhost: rebind.evil.test:{port}"), "");
+        assert_eq!(status, 421, "{path}: {v}");
+        assert!(v["error"].as_str().is_some_and(|e| e.contains("--allow-host")), "{v}");
+    }
+    let (status, _, v) = exchange(s.addr, "GET /v1/stats HTTP/1.1\r\nhost: rebind.evil.test", "");
+    assert_eq!(status, 421, "{v}");
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")] {
+        let (status, _, v) = exchange(s.addr, &format!("GET /v1/stats HTTP/1.1\r\nhost: {host}"), "");
+        assert_eq!(status, 200, "{host}: {v}");
+    }
+    // Another port on localhost is another origin.
+    let (status, _, _) = exchange(s.addr, &format!("GET /v1/stats HTTP/1.1\r\nhost: localhost:{}", port + 1), "");
+    assert_eq!(status, 421);
+    let (status, _, v) = exchange(s.addr, "GET /health HTTP/1.1\r\nhost: rebind.evil.test", "");
+    assert_eq!((status, v), (200, json!({"status": "ok"})));
+    drop(s);
+
+    let s = start(&db, &["--allow-host", "crawl.example.test"]);
+    let (status, _, v) = exchange(s.addr, "GET /v1/stats HTTP/1.1\r\nhost: crawl.example.test", "");
+    assert_eq!(status, 200, "{v}");
+    let (status, _, _) = exchange(s.addr, "GET /v1/stats HTTP/1.1\r\nhost: other.example.test", "");
+    assert_eq!(status, 421);
+}
+
+/// `--cors ORIGIN`: that origin's preflight is answered and its requests
+/// carry `Access-Control-Allow-Origin`; any other origin is still refused.
+#[test]
+fn cors_lets_the_named_origin_in_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &["--cors", "http://app.test:3000"]);
+    let (status, head, _) = exchange(
+        s.addr,
+        &format!(
+            "OPTIONS /v1/check HTTP/1.1\r\nhost: {}\r\norigin: http://app.test:3000\r\n\
+             access-control-request-method: POST\r\naccess-control-request-headers: content-type",
+            s.addr
+        ),
+        "",
+    );
+    assert_eq!(status, 204, "{head}");
+    assert!(head.contains("access-control-allow-origin: http://app.test:3000"), "{head}");
+    assert!(head.contains("access-control-allow-headers: authorization, content-type"), "{head}");
+    let body = json!({"url": "https://a.test/", "text": "a page checked from a browser app"}).to_string();
+    let (status, head, v) = exchange(
+        s.addr,
+        &format!(
+            "POST /v1/check HTTP/1.1\r\nhost: {}\r\norigin: http://app.test:3000\r\ncontent-type: application/json",
+            s.addr
+        ),
+        &body,
+    );
+    assert_eq!(status, 200, "{v}");
+    assert!(head.contains("access-control-allow-origin: http://app.test:3000"), "{head}");
+    for origin in ["http://app.test:3001", "https://app.test:3000", "null"] {
+        let (status, head, _) = exchange(
+            s.addr,
+            &format!(
+                "OPTIONS /v1/check HTTP/1.1\r\nhost: {}\r\norigin: {origin}\r\naccess-control-request-method: POST",
+                s.addr
+            ),
+            "",
+        );
+        assert_eq!(status, 403, "{origin}");
+        assert!(!head.contains("access-control-allow-origin"), "{head}");
+    }
+    // A bad --cors value is refused at start.
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--cors", "app.test", "--index"])
+        .arg(dir.path().join("j.db"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--cors"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Issue 40, item 7: `Authorization: bearer TOKEN` got 401; the scheme is
+/// case-insensitive (RFC 7235).
+#[test]
+fn a_lowercase_bearer_scheme_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &["--token", "s3cret"]);
+    for (auth, want) in [
+        ("bearer s3cret", 200),
+        ("BEARER s3cret", 200),
+        ("Bearer   s3cret", 200),
+        ("Bearer s3cre", 401),
+        ("Basic s3cret", 401),
+        ("s3cret", 401),
+    ] {
+        let (status, _, v) =
+            exchange(s.addr, &format!("GET /v1/stats HTTP/1.1\r\nhost: {}\r\nauthorization: {auth}", s.addr), "");
+        assert_eq!(status, want, "{auth}: {v}");
+    }
+}
+
+/// Raises this process's soft limit on open files to at least `want`
+/// (within the hard limit).
+fn raise_fd_limit(want: libc::rlim_t) {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write `lim`.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < want {
+            lim.rlim_cur = want.min(lim.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// A socket of the slow-header client: connected, the start of a request
+/// sent, then left non-blocking.
+fn slow_socket(addr: SocketAddr) -> Option<TcpStream> {
+    let mut c = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    c.write_all(format!("POST /v1/check HTTP/1.1\r\nhost: {addr}\r\nx-slow: ").as_bytes()).ok()?;
+    c.set_nonblocking(true).ok()?;
+    Some(c)
+}
+
+/// Whether the server closed `c` (EOF, reset, or a failed write).
+fn closed(c: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 256];
+    loop {
+        match c.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(_) => return true,
+        }
+    }
+    matches!(c.write(b"x"), Err(e) if e.kind() != std::io::ErrorKind::WouldBlock)
+}
+
+/// Issue 40, item 6: 600 slow-header sockets from one client, each
+/// reopened as soon as the server closes it, made `/health` fail every
+/// time (the old server held 512 connections and answered the rest 503
+/// until a slow one timed out, and the slow client took every freed place
+/// first). Now a connection that sends its request at once is served: at
+/// the limit, the connection that waited longest for its headers goes.
+#[test]
+fn six_hundred_slow_sockets_reopened_when_closed_leave_health_answering() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const SOCKETS: usize = 600;
+    const ATTEMPTS: usize = 20;
+    raise_fd_limit(4 * SOCKETS as libc::rlim_t);
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &[]);
+    let addr = s.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicUsize::new(0));
+    let attacker = {
+        let (stop, opened) = (stop.clone(), opened.clone());
+        std::thread::spawn(move || {
+            let mut socks: Vec<Option<TcpStream>> = Vec::with_capacity(SOCKETS);
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                while socks.len() < SOCKETS {
+                    socks.push(slow_socket(addr));
+                    opened.fetch_add(1, Ordering::Relaxed);
+                }
+                for slot in &mut socks {
+                    let gone = match slot {
+                        Some(c) => closed(c),
+                        None => true,
+                    };
+                    if gone {
+                        // Reopened at once, as the attacker of the issue did.
+                        *slot = slow_socket(addr);
+                        opened.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            socks.len()
+        })
+    };
+    // Every socket open before the first probe.
+    let ready = Instant::now() + Duration::from_secs(60);
+    while opened.load(Ordering::Relaxed) < SOCKETS {
+        assert!(Instant::now() < ready, "could not open {SOCKETS} sockets");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let mut failed = Vec::new();
+    let mut slowest = Duration::ZERO;
+    for attempt in 0..ATTEMPTS {
+        let t0 = Instant::now();
+        if !healthy(addr, Duration::from_secs(5)) {
+            failed.push(attempt);
+        }
+        slowest = slowest.max(t0.elapsed());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let held = attacker.join().unwrap();
+    println!(
+        "{held} slow sockets, {} opened in all; /health failed {} of {ATTEMPTS} times; slowest answer {slowest:?}",
+        opened.load(Ordering::Relaxed),
+        failed.len()
+    );
+    assert!(failed.is_empty(), "/health failed on attempts {failed:?} of {ATTEMPTS}");
+    assert!(healthy(addr, Duration::from_secs(5)));
+}
+
+/// When every held connection is busy, a new one is turned away with a
+/// JSON 503 at once, but `/health` is still answered on its reserve; once
+/// the busy connections close, requests are served again. Without the
+/// token, a request is refused before its body is read.
+#[test]
+fn busy_connections_over_the_limit_get_a_503_health_its_reserve_and_no_token_is_refused_before_the_body() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(&dir.path().join("i.db"), &["--max-connections", "4", "--token", "s3cret"]);
-    let held: Vec<TcpStream> =
-        (0..4).map(|_| TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap()).collect();
-    std::thread::sleep(Duration::from_millis(200));
+    // Four requests whose bodies never finish: busy for the body timeout.
+    let held: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut c = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
+            let head = format!(
+                "POST /v1/pages HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer s3cret\r\n\
+                 content-type: application/json\r\ncontent-length: 1000\r\n\r\n{{",
+                s.addr
+            );
+            c.write_all(head.as_bytes()).unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
     let t0 = Instant::now();
-    let (status, v) = request(s.addr, "GET", "/health", None, Duration::from_secs(5));
+    let (status, _, v) =
+        exchange(s.addr, &format!("GET /v1/stats HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer s3cret", s.addr), "");
     assert_eq!(status, 503, "{v}");
     assert!(v["error"].is_string(), "{v}");
-    assert!(t0.elapsed() < Duration::from_secs(2));
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    assert!(healthy(s.addr, Duration::from_secs(3)), "/health not answered with every connection busy");
     drop(held);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !healthy(s.addr, Duration::from_secs(2)) {
-        assert!(Instant::now() < deadline, "not serving again after the held connections closed");
+    loop {
+        let (status, _, _) = exchange(
+            s.addr,
+            &format!("GET /v1/stats HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer s3cret", s.addr),
+            "",
+        );
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not serving again after the busy connections closed");
         std::thread::sleep(Duration::from_millis(50));
     }
     // A 4 MB body announced, none sent, no token: 401 at once.
     let mut c = TcpStream::connect_timeout(&s.addr, Duration::from_secs(5)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    c.write_all(b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 4000000\r\n\r\n").unwrap();
+    let head = format!(
+        "POST /v1/check HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 4000000\r\n\r\n",
+        s.addr
+    );
+    c.write_all(head.as_bytes()).unwrap();
     let (status, v) = read_response(&mut c).expect("no answer without the body");
     assert_eq!(status, 401, "{v}");
+}
+
+/// Issue 40, item 7: `serve --workers 100000` aborted trying to start the
+/// threads; it is refused with a message naming the limit.
+#[test]
+fn serve_with_a_hundred_thousand_workers_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "100000", "--index"])
+        .arg(dir.path().join("i.db"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--workers 100000") && err.contains("1024"), "{err}");
+}
+
+/// Percent-encodes every byte but unreserved ones.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Issue 40, item 7: a 1 MB URL could be stored but never read or deleted
+/// through the API (no request line is that long). URLs are limited to
+/// 8,192 bytes on insert; one of the limit, of characters that all need
+/// percent-encoding, is stored, read and deleted.
+#[test]
+fn a_url_over_the_limit_is_refused_and_a_url_at_the_limit_can_be_read_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &[]);
+    let text = "a page whose address is very long indeed";
+    let huge = format!("https://long.test/{}", "a".repeat(1 << 20));
+    for path in ["/v1/pages", "/v1/check-and-insert", "/v1/check"] {
+        let (status, v) =
+            request(s.addr, "POST", path, Some(&json!({"url": huge, "text": text})), Duration::from_secs(20));
+        assert_eq!(status, 400, "{path}: {v}");
+        let e = v["error"].as_str().unwrap_or_default();
+        assert!(e.contains("\"url\"") && e.contains("8192") && e.len() < 500, "{path}: {e}");
+    }
+    let batch = json!({"pages": [{"url": "https://ok.test/", "text": text}, {"url": huge, "text": text}]});
+    let (status, v) = request(s.addr, "POST", "/v1/pages/batch", Some(&batch), Duration::from_secs(20));
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["failures"][0]["index"], 1, "{v}");
+    assert_eq!(stored_pages(s.addr), 0);
+
+    let prefix = "https://long.test/?q=";
+    let long = format!("{prefix}{}", "é".repeat((8192 - prefix.len()) / 2));
+    assert!(long.len() <= 8192 && long.len() > 8180);
+    let (status, v) =
+        request(s.addr, "POST", "/v1/pages", Some(&json!({"url": long, "text": text})), Duration::from_secs(20));
+    assert_eq!(status, 201, "{v}");
+    let query = format!("/v1/pages?url={}", encode(&long));
+    let (status, v) = request(s.addr, "GET", &query, None, Duration::from_secs(20));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["pages"][0]["url"].as_str(), Some(long.as_str()));
+    let (status, v) = request(s.addr, "DELETE", &query, None, Duration::from_secs(20));
+    assert_eq!((status, v["removed"].as_u64()), (200, Some(1)), "{v}");
+    // Asking for a longer one is a 414, not a search.
+    let (status, v) = request(
+        s.addr,
+        "GET",
+        &format!("/v1/pages?url={}", encode(&format!("{long}ab"))),
+        None,
+        Duration::from_secs(20),
+    );
+    assert_eq!(status, 414, "{v}");
+}
+
+/// Issue 40, item 7: a NUL (or another control character) in `url` or
+/// `crawl` was stored. Refused now, with a 400 naming the field.
+#[test]
+fn a_control_character_in_url_or_crawl_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("i.db"), &[]);
+    let text = "a page sent with a control character in it";
+    for (body, field) in [
+        (json!({"url": "https://nul.test/a\u{0}b", "text": text}), "\"url\""),
+        (json!({"url": "https://nul.test/a\nb", "text": text}), "\"url\""),
+        (json!({"url": "https://nul.test/c", "crawl": "c\u{0}", "text": text}), "\"crawl\""),
+        (json!({"url": "https://nul.test/d", "crawl": "c\u{1b}[31m", "text": text}), "\"crawl\""),
+        (json!({"url": "https://nul.test/e", "final_url": "https://nul.test/\u{0}", "text": text}), "\"final_url\""),
+    ] {
+        for path in ["/v1/pages", "/v1/check-and-insert"] {
+            let (status, v) = request(s.addr, "POST", path, Some(&body), Duration::from_secs(10));
+            assert_eq!(status, 400, "{path} {body}: {v}");
+            assert!(v["error"].as_str().is_some_and(|e| e.contains(field)), "{path}: {v}");
+        }
+    }
+    assert_eq!(stored_pages(s.addr), 0);
 }

@@ -17,7 +17,7 @@ fn post(port: u16, path: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(25))).unwrap();
     let head = format!(
-        "POST {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).unwrap();
@@ -71,7 +71,10 @@ fn library_serve_extracts_deep_pages_and_stops_within_its_grace_period() {
 
     // A request whose body never completes, then the signal.
     let mut stuck = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stuck.write_all(b"POST /v1/pages HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{").unwrap();
+    let head = format!(
+        "POST /v1/pages HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{"
+    );
+    stuck.write_all(head.as_bytes()).unwrap();
     std::thread::sleep(Duration::from_millis(100));
     let t0 = Instant::now();
     stop_tx.send(()).unwrap();

@@ -581,3 +581,23 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     assert!(!index.check(&across).unwrap().seen());
     assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.permutations).bands);
 }
+
+/// Issue 40, item 7: a NUL in a page's URL or a control character in its
+/// crawl name was stored; the index refuses them on insert, whichever
+/// front end (CLI, Python, API) made the page.
+#[test]
+fn a_nul_in_the_url_or_a_control_character_in_the_crawl_is_refused_on_insert() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let index = Index::open(dir.path().join("i.db"), &config).unwrap();
+    let fp = Fingerprinter::new(&config);
+    let t = texts(1, 4);
+    for (crawl, url) in [("c", "https://a.test/\0x"), ("c\0", "https://a.test/1"), ("c\n", "https://a.test/1")] {
+        let page = Page::new(crawl, url, fingerprint(&fp, "1", &t[0]));
+        let e = index.insert(&page).unwrap_err();
+        assert!(matches!(e, Error::InvalidPage(_)), "{e}");
+        let e = index.check_and_insert(&page).unwrap_err();
+        assert!(matches!(e, Error::InvalidPage(_)), "{e}");
+    }
+    assert_eq!(index.stats().unwrap().pages, 0);
+}

@@ -62,7 +62,7 @@ pub fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>,
     s.set_write_timeout(Some(limit)).unwrap();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-type: application/json\r\n\
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-type: application/json\r\n\
          content-length: {}\r\n\r\n",
         body.len()
     );

@@ -39,13 +39,32 @@ pub struct ServeArgs {
     /// Seconds a client may take to send a request's body (then 408).
     #[arg(long, default_value = "10", value_parser = seconds, value_name = "SECS")]
     pub body_timeout: Duration,
-    /// Most connections open at once; further ones get a 503.
+    /// Most connections open at once. When full, the connection that has
+    /// waited longest for a request is closed to make room; only when all
+    /// are busy does a new one get a 503 (/health is still answered).
     #[arg(long, default_value_t = 512, value_name = "N")]
     pub max_connections: usize,
+    /// Most connections open at once from one client address; beyond it,
+    /// that address's connection that has waited longest for a request is
+    /// closed.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_connections_per_ip: usize,
+    /// Also accept requests whose Host header is NAME (any port) or
+    /// NAME:PORT: this machine's DNS name, or a reverse proxy's. By default
+    /// only the address the server is reached on is accepted (and
+    /// localhost on loopback), which defeats DNS rebinding. Repeatable.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Let web pages of ORIGIN (https://app.example.com) call the API from
+    /// a browser, with CORS headers; requests from any other origin are
+    /// refused (403). Repeatable.
+    #[arg(long = "cors", value_name = "ORIGIN")]
+    pub cors: Vec<String>,
     /// Seconds requests in flight may take after Ctrl-C or SIGTERM.
     #[arg(long, default_value = "5", value_parser = seconds, value_name = "SECS")]
     pub shutdown_grace: Duration,
-    /// Threads that extract and query the index (0: one per core).
+    /// Threads that extract and query the index (0: one per core; at most
+    /// 1024).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub workers: usize,
     #[command(flatten)]
@@ -64,6 +83,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
         shutdown_grace: args.shutdown_grace,
         workers: args.workers,
+        max_connections_per_ip: args.max_connections_per_ip,
+        allowed_hosts: args.allow_host.clone(),
+        cors_origins: args.cors.clone(),
         ..ServeConfig::default()
     }
     .validate()?;

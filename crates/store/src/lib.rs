@@ -410,6 +410,14 @@ impl Page {
         if r.crawl.is_empty() {
             return Err(Error::InvalidPage(format!("{}: empty crawl name", r.url)));
         }
+        // SQLite keeps a NUL, but C strings and most tools end the text
+        // there, and no URL or file name holds one.
+        if r.url.contains('\0') {
+            return Err(Error::InvalidPage(format!("\"{}\": the URL contains a NUL character", r.url.escape_debug())));
+        }
+        if let Some(c) = r.crawl.chars().find(|c| c.is_control()) {
+            return Err(Error::InvalidPage(format!("{}: the crawl name contains the control character {c:?}", r.url)));
+        }
         Ok(())
     }
 }

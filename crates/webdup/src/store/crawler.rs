@@ -32,6 +32,14 @@ use crate::fetch::Hop;
 use crate::source::{DocKey, Format, RawDocument};
 use webdup_core::page::Exchange;
 
+/// Longest `url`, `final_url` or `canonical` a [`CrawledPage`] may have, in
+/// bytes: every stored URL can then be asked for again in a request line
+/// (`GET /v1/pages?url=`), percent-encoded.
+pub const MAX_URL_BYTES: usize = 8192;
+
+/// Longest crawl name, in bytes.
+pub const MAX_CRAWL_BYTES: usize = 256;
+
 /// A page as a crawler saw it. Exactly one of `html` and `text` is given.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,10 +75,38 @@ impl CrawledPage {
         CrawledPage { url: url.into(), text: Some(text.into()), ..CrawledPage::default() }
     }
 
-    /// Refuses a page without a URL, or with both or neither of HTML and text.
+    /// Refuses a page without a URL, with both or neither of HTML and text,
+    /// with a URL over [`MAX_URL_BYTES`] or a crawl name over
+    /// [`MAX_CRAWL_BYTES`], or with a control character (NUL, a line break...)
+    /// in its URLs or crawl name, naming the field.
     pub fn validate(&self) -> Result<(), PageError> {
         if self.url.trim().is_empty() {
             return Err(PageError::Invalid("\"url\" must not be empty".into()));
+        }
+        let urls =
+            [("url", Some(&self.url)), ("final_url", self.final_url.as_ref()), ("canonical", self.canonical.as_ref())];
+        for (field, value) in urls {
+            let Some(value) = value else { continue };
+            if value.len() > MAX_URL_BYTES {
+                return Err(PageError::Invalid(format!(
+                    "\"{field}\" is {} bytes long; at most {MAX_URL_BYTES} are taken",
+                    value.len()
+                )));
+            }
+            if let Some(c) = value.chars().find(|c| c.is_control()) {
+                return Err(PageError::Invalid(format!("\"{field}\" contains the control character {c:?}")));
+            }
+        }
+        if let Some(crawl) = &self.crawl {
+            if crawl.len() > MAX_CRAWL_BYTES {
+                return Err(PageError::Invalid(format!(
+                    "\"crawl\" is {} bytes long; at most {MAX_CRAWL_BYTES} are taken",
+                    crawl.len()
+                )));
+            }
+            if let Some(c) = crawl.chars().find(|c| c.is_control()) {
+                return Err(PageError::Invalid(format!("\"crawl\" contains the control character {c:?}")));
+            }
         }
         if self.html.is_some() == self.text.is_some() {
             return Err(PageError::Invalid(format!("{}: give exactly one of \"html\" and \"text\"", self.url)));

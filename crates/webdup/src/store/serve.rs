@@ -5,18 +5,29 @@
 //! address it refuses to start without a bearer token
 //! ([`ServeConfig::validate`]). When a token is set, every endpoint but
 //! `/health` requires it, whatever the client's address, and it is checked
-//! before a request body is read. Request bodies are capped
-//! ([`ServeConfig::max_body_bytes`]); a malformed or oversized body is a 4xx
-//! with a JSON error, and the server goes on serving.
+//! before a request body is read; the scheme is case-insensitive. Request
+//! bodies are capped ([`ServeConfig::max_body_bytes`]); a malformed or
+//! oversized body is a 4xx with a JSON error, and the server goes on serving.
+//!
+//! Browsers: with or without a token, a request a web page was made to send
+//! is refused before anything else (the `guard` module): a `Host` that is
+//! not the server's address or an [`ServeConfig::allowed_hosts`] name (421:
+//! DNS rebinding), an `Origin` that is not the server's own or one of
+//! [`ServeConfig::cors_origins`] (403: cross-origin requests), a `POST`
+//! that is not `Content-Type: application/json` (415: forms). `/health` is
+//! exempt.
 //!
 //! Hostile clients: [`serve`] closes a connection whose request headers take
 //! longer than [`ServeConfig::header_timeout`] (idle keep-alive connections
 //! too), answers 408 to a body that takes longer than
 //! [`ServeConfig::body_timeout`], and holds at most
-//! [`ServeConfig::max_connections`] connections (more are answered 503 and
-//! closed), so slow sockets cannot starve the accept loop. After the shutdown
-//! signal it waits at most [`ServeConfig::shutdown_grace`] for requests in
-//! flight.
+//! [`ServeConfig::max_connections`] connections, at most
+//! [`ServeConfig::max_connections_per_ip`] from one address: at a limit the
+//! connection that has waited longest for a request makes room, so sockets
+//! that trickle headers cannot starve clients that send theirs at once, and
+//! `/health` keeps a reserve of its own ([`HEALTH_RESERVE`]). After the
+//! shutdown signal it waits at most [`ServeConfig::shutdown_grace`] for
+//! requests in flight.
 //!
 //! Extraction and SQLite work runs on the router's own worker threads, with
 //! [`crate::extract::EXTRACT_STACK`] stacks (extraction recurses over the
@@ -38,14 +49,9 @@
 // HTTP response is large) costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -56,21 +62,37 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncWriteExt;
 
 use super::crawler::{CrawledPage, Crawler, PageError};
-use super::{CheckResult, Index, Page, Stats};
+use super::{CheckResult, Index, Page};
 use crate::engine::{Config, Fingerprint};
 use crate::error::Error as ConfigError;
-use crate::extract::EXTRACT_STACK;
+
+mod guard;
+mod listen;
+mod metrics;
+mod workers;
+
+pub use listen::{HEALTH_RESERVE, serve};
+use metrics::Metrics;
+use workers::{Workers, lost};
 
 /// Most pages one batch request may hold; a larger batch is refused (413)
 /// before any of its pages is looked at. The body size limit
 /// ([`ServeConfig::max_body_bytes`]) applies to a batch's whole body too.
 pub const MAX_BATCH_PAGES: usize = 1000;
+
+/// Longest `url` (and `final_url`, `canonical`) a page may have, in bytes:
+/// a stored URL must fit in a `GET /v1/pages?url=` request line once
+/// percent-encoded (up to three bytes each), well within what HTTP servers
+/// and clients accept. A longer one is refused (400) before anything is
+/// stored, and a lookup of one is a 414.
+pub const MAX_URL_BYTES: usize = super::crawler::MAX_URL_BYTES;
+
+/// Most worker threads [`ServeConfig::workers`] may ask for: each has a
+/// [`crate::extract::EXTRACT_STACK`] stack, and far fewer already keep every core busy.
+pub const MAX_WORKERS: usize = 1024;
 
 /// The API's description, served at `/openapi.yaml` as it is in the
 /// repository, so that the document and the server cannot disagree. It
@@ -96,17 +118,31 @@ pub struct ServeConfig {
     /// slower body (or a `Content-Length` larger than what is sent) is
     /// answered 408 and the connection closed.
     pub body_timeout: Duration,
-    /// Most connections held open at once; further ones are answered 503
-    /// and closed until some close.
+    /// Most connections held open at once. At the limit a new connection
+    /// takes the place of the one that has waited longest for a request;
+    /// when all are busy it is answered 503 (but `/health`, see
+    /// [`HEALTH_RESERVE`]) and closed.
     pub max_connections: usize,
     /// After the shutdown signal, how long requests in flight may take
     /// before their connections are dropped and [`serve`] returns.
     pub shutdown_grace: Duration,
     /// Threads that extract, fingerprint and query the index; 0 means one
-    /// per core.
+    /// per core. At most [`MAX_WORKERS`].
     pub workers: usize,
     /// Requests waiting for a worker beyond which new ones are answered 503.
     pub queue: usize,
+    /// Most connections one client address may hold; beyond it, the
+    /// address's connection that has waited longest for a request is
+    /// closed to make room (see [`serve`]).
+    pub max_connections_per_ip: usize,
+    /// Further names (or `name:port`s) clients may send in `Host`, besides
+    /// the address the server is reached on (`--allow-host`): the name of
+    /// this machine, or of a reverse proxy in front of it. A bare name
+    /// takes any port.
+    pub allowed_hosts: Vec<String>,
+    /// Web origins (`https://app.example.com`) whose pages may call the
+    /// API from a browser (`--cors`); every other origin is refused 403.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for ServeConfig {
@@ -122,14 +158,18 @@ impl Default for ServeConfig {
             shutdown_grace: Duration::from_secs(5),
             workers: 0,
             queue: 64,
+            max_connections_per_ip: 256,
+            allowed_hosts: Vec::new(),
+            cors_origins: Vec::new(),
         }
     }
 }
 
 impl ServeConfig {
-    /// Refuses a non-loopback address without a token, empty tokens, and
-    /// zero limits.
-    pub fn validate(self) -> crate::Result<ServeConfig> {
+    /// Refuses a non-loopback address without a token, empty tokens, zero
+    /// limits, more than [`MAX_WORKERS`] workers, and `allowed_hosts` or
+    /// `cors_origins` that are not a host or an origin.
+    pub fn validate(mut self) -> crate::Result<ServeConfig> {
         if let Some(t) = &self.token
             && (t.trim().is_empty() || t.chars().any(|c| c.is_whitespace() || c.is_control()))
         {
@@ -157,9 +197,24 @@ impl ServeConfig {
                 return Err(ConfigError::Config(format!("the {name} must be greater than zero")));
             }
         }
-        if self.max_connections == 0 || self.queue == 0 {
-            return Err(ConfigError::Config("the connection limit and the queue must be greater than zero".into()));
+        if self.max_connections == 0 || self.queue == 0 || self.max_connections_per_ip == 0 {
+            return Err(ConfigError::Config("the connection limits and the queue must be greater than zero".into()));
         }
+        if self.workers > MAX_WORKERS {
+            return Err(ConfigError::Config(format!(
+                "--workers {}: at most {MAX_WORKERS} worker threads (0: one per core)",
+                self.workers
+            )));
+        }
+        for host in &self.allowed_hosts {
+            guard::allowed_host(host).map_err(ConfigError::Config)?;
+        }
+        self.cors_origins = self
+            .cors_origins
+            .iter()
+            .map(|o| guard::cors_origin(o))
+            .collect::<Result<_, _>>()
+            .map_err(ConfigError::Config)?;
         Ok(self)
     }
 
@@ -184,85 +239,6 @@ struct Service {
     /// grow the metrics without bound).
     routes: Vec<&'static str>,
     metrics: Metrics,
-}
-
-type Job = Box<dyn FnOnce() + Send>;
-
-/// The threads that run extraction and SQLite work, off the async workers
-/// and with stacks deep enough for extraction, whoever runs the router.
-struct Workers {
-    queue: SyncSender<Job>,
-}
-
-impl Workers {
-    fn start(threads: usize, queue: usize) -> std::io::Result<Workers> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(queue);
-        let rx = Arc::new(Mutex::new(rx));
-        for i in 0..threads {
-            let rx = rx.clone();
-            std::thread::Builder::new()
-                .name(format!("webdup-serve-{i}"))
-                .stack_size(EXTRACT_STACK)
-                .spawn(move || work(&rx))?;
-        }
-        Ok(Workers { queue: tx })
-    }
-
-    /// Runs `f` on a worker. `f` is told whether the client is still there
-    /// (false once the request was dropped); the job is skipped altogether
-    /// when the client went away while it waited.
-    async fn run<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&dyn Fn() -> bool) -> T + Send + 'static,
-    ) -> Result<T, Response> {
-        self.submit(f)?.await.map_err(lost)
-    }
-
-    /// Queues `f` (see [`Workers::run`]) and returns where its result will
-    /// come, so that several jobs can be queued before any is awaited.
-    /// Dropping the receiver cancels the job if it has not started.
-    fn submit<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&dyn Fn() -> bool) -> T + Send + 'static,
-    ) -> Result<tokio::sync::oneshot::Receiver<T>, Response> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move || {
-            if tx.is_closed() {
-                return;
-            }
-            let out = f(&|| !tx.is_closed());
-            let _ = tx.send(out);
-        });
-        match self.queue.try_send(job) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                let mut r = failure(StatusCode::SERVICE_UNAVAILABLE, "the server is busy; retry shortly");
-                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                return Err(r);
-            }
-            Err(TrySendError::Disconnected(_)) => {
-                return Err(failure(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"));
-            }
-        }
-        Ok(rx)
-    }
-}
-
-/// A job that ended without an answer: it panicked.
-fn lost(_: tokio::sync::oneshot::error::RecvError) -> Response {
-    internal("the request failed unexpectedly; see the server's log")
-}
-
-fn work(rx: &Mutex<Receiver<Job>>) {
-    loop {
-        let job = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
-            Ok(job) => job,
-            // The router is gone.
-            Err(_) => return,
-        };
-        // A panic fails that request (its sender is dropped), not the worker.
-        let _ = std::panic::catch_unwind(AssertUnwindSafe(job));
-    }
 }
 
 /// The API's routes over `index`, for fingerprints made with `config`. The
@@ -306,83 +282,13 @@ pub fn router(index: Arc<Index>, config: &Config, serve: &ServeConfig) -> std::i
             failure(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this endpoint; see openapi.yaml")
         })
         .layer(DefaultBodyLimit::max(serve.max_body_bytes))
+        // Before the token and the routes: a request a web page was made to
+        // send is refused whatever it asks.
+        .layer(middleware::from_fn_with_state(Arc::new(guard::Guard::new(serve)), guard::guard))
         // Outermost, so that every answer is counted: refusals by the token
         // check, 404s and 413s too.
         .layer(middleware::from_fn_with_state(service.clone(), observe))
         .with_state(service))
-}
-
-/// Serves `router` on `listener` until `shutdown` completes, with the
-/// timeouts and connection limit of `config`. Then it stops accepting
-/// connections, closes idle ones, lets the requests in flight finish for up
-/// to [`ServeConfig::shutdown_grace`], and returns, dropping what is left.
-/// (An insert cut off there is rolled back whole: the client got no answer.)
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    config: &ServeConfig,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(config.header_timeout).keep_alive(true);
-    let permits = Arc::new(tokio::sync::Semaphore::new(config.max_connections));
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut connections = tokio::task::JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            () = &mut shutdown => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                // Out of file descriptors or a connection reset before it was
-                // accepted: back off a little rather than spin, and go on.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
-            },
-        };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            connections.spawn(refuse(stream));
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
-        let http = http.clone();
-        let mut stop = stop_rx.clone();
-        connections.spawn(async move {
-            let _permit = permit;
-            let connection = http.serve_connection(TokioIo::new(stream), service);
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => return,
-                _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
-            }
-            let _ = connection.await;
-        });
-    }
-    drop(listener);
-    let _ = stop_tx.send(true);
-    let drained = async { while connections.join_next().await.is_some() {} };
-    let _ = tokio::time::timeout(config.shutdown_grace, drained).await;
-    connections.abort_all();
-    Ok(())
-}
-
-/// Answers a connection over the limit with a 503 and closes it.
-async fn refuse(mut stream: tokio::net::TcpStream) {
-    let body = r#"{"error":"too many connections; retry shortly"}"#;
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-         retry-after: 1\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        let _ = stream.write_all(response.as_bytes()).await;
-        let _ = stream.shutdown().await;
-    })
-    .await;
 }
 
 #[derive(Serialize)]
@@ -431,11 +337,7 @@ fn index_failure(e: super::Error) -> Response {
 
 async fn authorize(State(s): State<Arc<Service>>, request: Request, next: Next) -> Response {
     if let Some(token) = &s.serve.token {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
         let ok = given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes()));
         if !ok {
             let mut r = failure(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
@@ -446,6 +348,13 @@ async fn authorize(State(s): State<Arc<Service>>, request: Request, next: Next) 
         }
     }
     next.run(request).await
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header; the scheme is
+/// case-insensitive (RFC 7235).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim_start())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -821,8 +730,16 @@ struct UrlQuery {
 }
 
 fn parse_query(q: Result<Query<UrlQuery>, QueryRejection>) -> Result<String, ApiError> {
-    q.map(|q| q.0.url)
-        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("{}; pass ?url=URL (percent-encoded)", e.body_text())))
+    let url = q.map(|q| q.0.url).map_err(|e| {
+        ApiError(StatusCode::BAD_REQUEST, format!("{}; pass ?url=URL (percent-encoded)", e.body_text()))
+    })?;
+    if url.len() > MAX_URL_BYTES {
+        return Err(ApiError(
+            StatusCode::URI_TOO_LONG,
+            format!("the url is {} bytes long; no stored URL is longer than {MAX_URL_BYTES}", url.len()),
+        ));
+    }
+    Ok(url)
 }
 
 async fn lookup(State(s): State<Arc<Service>>, q: Result<Query<UrlQuery>, QueryRejection>) -> Response {
@@ -896,142 +813,3 @@ async fn metrics(State(s): State<Arc<Service>>) -> Response {
 
 /// The content type of the Prometheus text exposition format.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-/// Upper bounds, in seconds, of the request latency histogram's buckets:
-/// from a `/health` answer to a batch of large pages.
-const LATENCY_BUCKETS: [f64; 13] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
-
-/// What `/metrics` reports, counted since the router started. Labels come
-/// from fixed sets (routes, methods, status codes), so a plain map under a
-/// mutex stays small; the lock is held for an increment or a render.
-#[derive(Default)]
-struct Metrics {
-    requests: Mutex<BTreeMap<(&'static str, &'static str), Answered>>,
-    pages_checked: AtomicU64,
-    pages_seen: AtomicU64,
-    pages_inserted: AtomicU64,
-}
-
-/// The answers of one route to one method.
-#[derive(Default)]
-struct Answered {
-    by_status: BTreeMap<u16, u64>,
-    /// Answers per latency bucket (not cumulative: the exposition sums
-    /// them); slower answers than the last bound are only in `count`.
-    buckets: [u64; LATENCY_BUCKETS.len()],
-    count: u64,
-    seconds: f64,
-}
-
-impl Metrics {
-    fn answered(&self, endpoint: &'static str, method: &'static str, status: StatusCode, took: Duration) {
-        let seconds = took.as_secs_f64();
-        let mut requests = lock(&self.requests);
-        let a = requests.entry((endpoint, method)).or_default();
-        *a.by_status.entry(status.as_u16()).or_default() += 1;
-        if let Some(bucket) = LATENCY_BUCKETS.iter().position(|&le| seconds <= le) {
-            a.buckets[bucket] += 1;
-        }
-        a.count += 1;
-        a.seconds += seconds;
-    }
-
-    /// `pages` were checked, of which `seen` had been seen.
-    fn checked(&self, pages: u64, seen: u64) {
-        self.pages_checked.fetch_add(pages, Ordering::Relaxed);
-        self.pages_seen.fetch_add(seen, Ordering::Relaxed);
-    }
-
-    fn inserted(&self, pages: u64) {
-        self.pages_inserted.fetch_add(pages, Ordering::Relaxed);
-    }
-
-    /// The Prometheus text exposition (format 0.0.4). Label values are
-    /// routes, methods and status codes, none of which needs escaping.
-    fn render(&self, index: Option<&Stats>) -> String {
-        let mut out = String::new();
-        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        };
-        {
-            let requests = lock(&self.requests);
-            family(
-                &mut out,
-                "webdup_http_requests_total",
-                "counter",
-                "Requests answered, by route (other: no such route), method and status.",
-            );
-            for ((endpoint, method), a) in requests.iter() {
-                for (status, n) in &a.by_status {
-                    let _ = writeln!(
-                        out,
-                        "webdup_http_requests_total{{endpoint=\"{endpoint}\",method=\"{method}\",status=\"{status}\"}} {n}"
-                    );
-                }
-            }
-            family(
-                &mut out,
-                "webdup_http_request_duration_seconds",
-                "histogram",
-                "Time from a request's arrival to its answer's headers, by route and method.",
-            );
-            for ((endpoint, method), a) in requests.iter() {
-                let labels = format!("endpoint=\"{endpoint}\",method=\"{method}\"");
-                let mut cumulative = 0;
-                for (le, n) in LATENCY_BUCKETS.iter().zip(a.buckets) {
-                    cumulative += n;
-                    let _ = writeln!(
-                        out,
-                        "webdup_http_request_duration_seconds_bucket{{{labels},le=\"{le}\"}} {cumulative}"
-                    );
-                }
-                let _ =
-                    writeln!(out, "webdup_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", a.count);
-                let _ = writeln!(out, "webdup_http_request_duration_seconds_sum{{{labels}}} {}", a.seconds);
-                let _ = writeln!(out, "webdup_http_request_duration_seconds_count{{{labels}}} {}", a.count);
-            }
-        }
-        let counters = [
-            (
-                "webdup_pages_checked_total",
-                "Pages checked against the index (alone, in batches, or before an insert).",
-                &self.pages_checked,
-            ),
-            (
-                "webdup_pages_seen_total",
-                "Pages checked whose content the index held, exactly or nearly.",
-                &self.pages_seen,
-            ),
-            ("webdup_pages_inserted_total", "Pages stored in the index.", &self.pages_inserted),
-        ];
-        for (name, help, n) in counters {
-            family(&mut out, name, "counter", help);
-            let _ = writeln!(out, "{name} {}", n.load(Ordering::Relaxed));
-        }
-        family(&mut out, "webdup_index_up", "gauge", "1 when the index gauges below could be read for this scrape.");
-        let _ = writeln!(out, "webdup_index_up {}", u8::from(index.is_some()));
-        if let Some(st) = index {
-            let gauges = [
-                ("webdup_index_pages", "Pages in the index, all crawls.", st.pages),
-                ("webdup_index_pages_with_content", "Pages in the index with a fingerprint.", st.with_content),
-                ("webdup_index_distinct_urls", "Distinct URLs in the index.", st.distinct_urls),
-                (
-                    "webdup_index_pending_pages",
-                    "Pages whose band keys are not merged into the band table yet.",
-                    st.pending_pages,
-                ),
-                ("webdup_index_file_bytes", "Size of the index file, in bytes.", st.file_bytes),
-            ];
-            for (name, help, value) in gauges {
-                family(&mut out, name, "gauge", help);
-                let _ = writeln!(out, "{name} {value}");
-            }
-        }
-        out
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere while counting leaves the counts usable.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}

@@ -5,15 +5,19 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use ::url::Url;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap};
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore, mpsc};
 
-use super::cache::{CACHE_VERSION, Cache, Entry};
-use super::policy::{FetchPolicy, PublicResolver, Reached, ResolvedInternal, Trust};
+use super::cache::Cache;
+use super::policy::{FetchPolicy, PublicResolver, Reached, Trust};
+use super::response::{
+    classify, entry_of, entry_result, fill_from_entry, fill_from_headers, page_body, retry_after, status_error,
+    too_large,
+};
 use super::robots::{self, Rules};
 use super::sitemap::{self, Kind, MAX_SITEMAP_BYTES};
 use super::url::{UrlError, normalize, normalize_url, origin_key};
@@ -83,10 +87,10 @@ enum Purpose {
 }
 
 /// One response, with its body when it was wanted and allowed.
-struct Response {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Option<Vec<u8>>,
+pub(super) struct Response {
+    pub(super) status: StatusCode,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Option<Vec<u8>>,
 }
 
 struct Job {
@@ -827,152 +831,9 @@ fn url_hash(url: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(url.as_bytes())
 }
 
-fn too_large(limit: u64) -> FetchError {
-    FetchError::new(FetchErrorKind::TooLarge, format!("body larger than the {limit} byte limit"))
-}
-
-fn status_error(status: StatusCode) -> FetchError {
-    FetchError::new(FetchErrorKind::HttpStatus, format!("HTTP {status}"))
-}
-
-/// Turns the final response of a page into its body and content type.
-fn page_body(resp: Response) -> Result<(Vec<u8>, Option<String>), FetchError> {
-    if !resp.status.is_success() {
-        let mut e = status_error(resp.status);
-        if let Some(ra) = resp.headers.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()) {
-            e.message.push_str(&format!(" (Retry-After: {ra})"));
-        }
-        return Err(e);
-    }
-    let ct = resp.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
-    Ok((resp.body.unwrap_or_default(), ct))
-}
-
-fn entry_result(entry: &Entry, body: Vec<u8>) -> Result<(Vec<u8>, Option<String>), FetchError> {
-    let status = entry.chain.last().map_or(0, |h| h.status);
-    match StatusCode::from_u16(status) {
-        Ok(s) if s.is_success() => Ok((body, entry.content_type.clone())),
-        Ok(s) => Err(status_error(s)),
-        Err(_) => Err(FetchError::new(FetchErrorKind::Internal, format!("cache entry with status {status}"))),
-    }
-}
-
-fn header_string(headers: &HeaderMap, name: &str) -> Option<String> {
-    let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
-    (!values.is_empty()).then(|| values.join(", "))
-}
-
-fn fill_from_headers(record: &mut FetchRecord, headers: &HeaderMap, base: &Url) {
-    record.fill_headers(|name| header_string(headers, name), Some(base));
-}
-
-fn fill_from_entry(record: &mut FetchRecord, e: &Entry) {
-    record.chain = e.chain.clone();
-    record.final_url = e.chain.last().map(|h| h.url.clone());
-    record.status = e.chain.last().map(|h| h.status);
-    record.content_type = e.content_type.clone();
-    record.last_modified = e.last_modified.clone();
-    record.etag = e.etag.clone();
-    record.canonical = e.canonical.clone();
-    record.x_robots_tag = e.x_robots_tag.clone();
-}
-
-fn entry_of(record: &FetchRecord, url: &str, body_len: u64) -> Entry {
-    Entry {
-        version: CACHE_VERSION,
-        url: url.to_string(),
-        chain: record.chain.clone(),
-        content_type: record.content_type.clone(),
-        last_modified: record.last_modified.clone(),
-        etag: record.etag.clone(),
-        canonical: record.canonical.clone(),
-        x_robots_tag: record.x_robots_tag.clone(),
-        body_len,
-    }
-}
-
-/// `Retry-After` as a wait: delta-seconds or an HTTP date.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let v = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let when = httpdate::parse_http_date(v).ok()?;
-    Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
-}
-
-/// Sorts a reqwest error into a kind. reqwest does not expose DNS or TLS
-/// failures as types, so the error chain is inspected: a `rustls::Error`
-/// inside is TLS; hyper-util's resolver failures read "dns error".
-fn classify(e: &reqwest::Error) -> FetchError {
-    let mut chain = Vec::new();
-    let mut tls = false;
-    let mut protocol = false;
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(refused) = err.downcast_ref::<ResolvedInternal>() {
-            return FetchError::new(FetchErrorKind::InternalAddress, refused.to_string());
-        }
-        chain.push(err.to_string());
-        tls |= is_rustls(err);
-        // A response hyper could not parse: the server speaks something
-        // else than HTTP, and will again on a retry.
-        protocol |= err.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_parse() || h.is_parse_status());
-        cur = err.source();
-    }
-    chain.dedup();
-    let text = chain.join(": ");
-    let lower = text.to_ascii_lowercase();
-    let kind = if e.is_timeout() {
-        FetchErrorKind::Timeout
-    } else if tls || lower.contains("certificate") || lower.contains("tls handshake") {
-        FetchErrorKind::Tls
-    } else if protocol {
-        FetchErrorKind::Protocol
-    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
-        FetchErrorKind::Dns
-    } else if e.is_connect() {
-        FetchErrorKind::Connect
-    } else if e.is_decode() {
-        FetchErrorKind::Decode
-    } else if e.is_body() {
-        FetchErrorKind::Body
-    } else {
-        FetchErrorKind::Connect
-    };
-    FetchError::new(kind, text)
-}
-
-/// True if `err` is a rustls error, possibly wrapped in (nested) `io::Error`s,
-/// whose `source()` skips the wrapped error.
-fn is_rustls(err: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cur = err;
-    for _ in 0..8 {
-        if cur.is::<rustls::Error>() {
-            return true;
-        }
-        match cur.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
-            Some(inner) => cur = inner,
-            None => return false,
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn retry_after_forms() {
-        let mut h = HeaderMap::new();
-        h.insert(header::RETRY_AFTER, "3".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
-        h.insert(header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::ZERO));
-        h.insert(header::RETRY_AFTER, "soon".parse().unwrap());
-        assert_eq!(retry_after(&h), None);
-    }
 
     #[test]
     fn plan_dedups_and_interleaves_origins() {

@@ -45,6 +45,7 @@ pub mod cache;
 #[cfg(feature = "http")]
 mod client;
 pub mod policy;
+#[cfg(feature = "http")]
 mod response;
 pub mod robots;
 pub mod sitemap;

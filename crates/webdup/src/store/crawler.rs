@@ -83,29 +83,22 @@ impl CrawledPage {
         if self.url.trim().is_empty() {
             return Err(PageError::Invalid("\"url\" must not be empty".into()));
         }
-        let urls =
-            [("url", Some(&self.url)), ("final_url", self.final_url.as_ref()), ("canonical", self.canonical.as_ref())];
-        for (field, value) in urls {
+        let fields = [
+            ("url", Some(&self.url), MAX_URL_BYTES),
+            ("final_url", self.final_url.as_ref(), MAX_URL_BYTES),
+            ("canonical", self.canonical.as_ref(), MAX_URL_BYTES),
+            ("crawl", self.crawl.as_ref(), MAX_CRAWL_BYTES),
+        ];
+        for (field, value, limit) in fields {
             let Some(value) = value else { continue };
-            if value.len() > MAX_URL_BYTES {
+            if value.len() > limit {
                 return Err(PageError::Invalid(format!(
-                    "\"{field}\" is {} bytes long; at most {MAX_URL_BYTES} are taken",
+                    "\"{field}\" is {} bytes long; at most {limit} are taken",
                     value.len()
                 )));
             }
             if let Some(c) = value.chars().find(|c| c.is_control()) {
                 return Err(PageError::Invalid(format!("\"{field}\" contains the control character {c:?}")));
-            }
-        }
-        if let Some(crawl) = &self.crawl {
-            if crawl.len() > MAX_CRAWL_BYTES {
-                return Err(PageError::Invalid(format!(
-                    "\"crawl\" is {} bytes long; at most {MAX_CRAWL_BYTES} are taken",
-                    crawl.len()
-                )));
-            }
-            if let Some(c) = crawl.chars().find(|c| c.is_control()) {
-                return Err(PageError::Invalid(format!("\"crawl\" contains the control character {c:?}")));
             }
         }
         if self.html.is_some() == self.text.is_some() {

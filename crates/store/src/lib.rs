@@ -29,11 +29,13 @@
 //! pages with `webdup`'s `Fingerprinter`.
 
 pub mod bands;
+mod codec;
 mod crawl;
 mod file;
 mod learn;
 pub mod schema;
 
+pub(crate) use codec::{DEFLATE_FROM, decode_u32s, decode_u64s, deflate, encode_u32s, encode_u64s, inflate};
 pub use crawl::CrawlRow;
 pub use learn::{LEARN_UNTIL, SiteTemplate, Unsuppressed};
 
@@ -1497,38 +1499,6 @@ fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
     })
 }
 
-fn encode_u64s(values: &[u64]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn encode_u32s(values: &[u32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-/// Main texts of at least this many bytes are stored deflated. A shorter
-/// one fits in the 4 KB SQLite page its row fills anyway, so compressing it
-/// would cost insert time (a third of the insert rate of 200-word pages)
-/// and save no disk.
-const DEFLATE_FROM: usize = 2048;
-
-/// A main text as stored: raw deflate, level 2. On the WCXB pages' texts
-/// (zlib-rs, one core) level 1 is 1.9 times smaller at 150 MB/s, level 2
-/// 2.5 times at 100 MB/s, level 6 2.7 times at 70 MB/s.
-fn deflate(text: &str) -> Vec<u8> {
-    use std::io::Write;
-    let mut enc = flate2::write::DeflateEncoder::new(Vec::with_capacity(text.len() / 2), flate2::Compression::new(2));
-    enc.write_all(text.as_bytes()).and_then(|()| enc.finish()).expect("writing to a Vec cannot fail")
-}
-
-fn inflate(blob: &[u8], page_id: i64) -> Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    flate2::read::DeflateDecoder::new(blob)
-        .read_to_string(&mut text)
-        .map_err(|e| Error::Corrupt { page_id, reason: format!("stored text: {e}") })?;
-    Ok(text)
-}
-
 /// The candidate pages whose overlap with `fp`, on their stored shingles,
 /// passes `keep`; highest `score` first, then the page stored first. A candidate without
 /// its page row (a band row cannot outlive its page, but a check must not
@@ -1590,20 +1560,6 @@ fn exact_matches(conn: &Connection, fp: &Fingerprint, result: &mut CheckResult) 
         result.exact.push(m);
     }
     Ok(exact_ids)
-}
-
-fn decode_u64s(blob: &[u8], page_id: i64) -> Result<Vec<u64>> {
-    if !blob.len().is_multiple_of(8) {
-        return Err(Error::Corrupt { page_id, reason: format!("shingle blob of {} bytes", blob.len()) });
-    }
-    Ok(blob.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
-}
-
-fn decode_u32s(blob: &[u8], page_id: i64) -> Result<Vec<u32>> {
-    if !blob.len().is_multiple_of(4) {
-        return Err(Error::Corrupt { page_id, reason: format!("MinHash blob of {} bytes", blob.len()) });
-    }
-    Ok(blob.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
 }
 
 #[cfg(test)]

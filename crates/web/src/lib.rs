@@ -5,7 +5,8 @@
 //! sources and reads local files; [`fetch`] fetches URLs politely
 //! (robots.txt, per-host limits, retries, redirects, sitemaps); [`decode`]
 //! turns bytes into text; [`extract`] finds a page's main content and reads
-//! its metadata; `warc` (feature `warc`) reads web archives, WARC and
+//! its metadata; [`crawl`] follows links from start pages within a site;
+//! `warc` (feature `warc`) reads web archives, WARC and
 //! WARC.gz files, into the pages they hold. Nothing here fingerprints,
 //! stores or reports: that is the `webdup` crate above, over `webdup-core`
 //! below.
@@ -13,6 +14,7 @@
 // The library reports through return values; only the binary prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod crawl;
 pub mod decode;
 pub mod error;
 pub mod extract;

@@ -180,6 +180,13 @@ impl Fetcher {
         progress.finish();
     }
 
+    /// Marks `url` (normalized) as reached from a page rather than named by
+    /// the user: it is fetched as [`Trust::Public`], so a crawl that leaves
+    /// the origins the user named reaches public addresses only.
+    pub(crate) fn reach(&self, url: &Url) {
+        self.inner.reached.lock().unwrap_or_else(|e| e.into_inner()).insert(url_hash(url.as_str()));
+    }
+
     /// Expands a sitemap (a local file or an http(s) URL; a sitemap index is
     /// followed recursively, within fixed bounds) into page URLs.
     pub fn expand_sitemap(&self, location: &str) -> Expansion {

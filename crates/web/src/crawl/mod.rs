@@ -1,0 +1,21 @@
+//! Following links: from start pages to the site they belong to.
+//!
+//! An SEO audit needs the URLs no sitemap lists, and those are found only by
+//! following the site's links, as a search engine does. [`links`] reads what
+//! a page links to, [`scope`] says which URLs belong to the site, [`trap`]
+//! recognizes URL patterns that generate pages without end, and
+//! [`frontier`] orders the crawl breadth-first so its result never depends
+//! on fetch timing. With the `http` feature, `Fetcher::crawl` runs it.
+
+pub mod frontier;
+pub mod links;
+pub mod scope;
+pub mod trap;
+#[cfg(feature = "http")]
+mod walk;
+
+pub use frontier::{CrawlSummary, Frontier, Limits, NotFollowed, Trap};
+pub use links::{Link, LinkKind, PageLinks, page_links};
+pub use scope::{Scope, ScopeKind};
+#[cfg(feature = "http")]
+pub use walk::{CrawlConfig, KeyPlan};

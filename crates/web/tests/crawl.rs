@@ -1,0 +1,184 @@
+//! A crawl of a small site served on 127.0.0.1 by the test itself: what is
+//! fetched, what is not (robots.txt, nofollow, out of scope), a calendar
+//! trap contained, and the same keys whatever the timing.
+
+#![cfg(feature = "http")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use webdup_core::DocKey;
+use webdup_core::progress::Quiet;
+use webdup_web::crawl::{CrawlConfig, CrawlSummary, KeyPlan, Limits, ScopeKind};
+use webdup_web::fetch::{FetchConfig, FetchOutcome, Fetcher};
+use webdup_web::source::{Location, Source};
+
+const ARTICLE: &str = "The harbour office posts the winter ferry timetable every monday morning by the \
+    ticket window, and crossings to the island take forty minutes in calm weather.";
+
+/// The site: (status, extra header lines, body) for a request path.
+fn page(path: &str) -> (u16, String, String) {
+    let html =
+        |body: String| (200, String::new(), format!("<html><head><title>t</title></head><body>{body}</body></html>"));
+    match path {
+        "/robots.txt" => (200, String::new(), "User-agent: *\nDisallow: /private/\n".into()),
+        "/" => html(
+            "<nav><a href=\"/\">home</a></nav><a href=\"/a\">a</a> <a href=\"/a?utm_source=news\">a tracked</a> \
+             <a href=\"/b/\">b</a> <a href=\"/print/a\">print</a> <a href=\"/cal?month=0\">events</a> \
+             <a href=\"/private/x\">private</a> <a rel=\"nofollow\" href=\"/n\">n</a> \
+             <a href=\"/old\">old</a> <a href=\"http://127.0.0.2:9/elsewhere\">elsewhere</a> \
+             <a href=\"mailto:x@y.z\">mail</a>"
+                .into(),
+        ),
+        "/a" | "/print/a" => html(format!("<p>{ARTICLE}</p><a href=\"/\">home</a>")),
+        "/b/" => html("<p>Another article about the lighthouse and its keeper.</p><a href=\"/B/\">B</a>".into()),
+        "/B/" => html("<p>Another article about the lighthouse and its keeper.</p>".into()),
+        "/old" => (301, "Location: /a\r\n".into(), String::new()),
+        p if p.starts_with("/cal?month=") => {
+            let m: u64 = p["/cal?month=".len()..].parse().unwrap_or(0);
+            html(format!(
+                "<h1>Events in month {m}</h1><p>There are no events planned for this month yet. Check back later \
+                 or subscribe to the calendar feed to hear about new concerts, talks and markets in the harbour \
+                 hall and the library garden.</p><a href=\"/cal?month={}\">next month</a>",
+                m + 1
+            ))
+        }
+        _ => (404, String::new(), "not found".into()),
+    }
+}
+
+fn answer(mut s: TcpStream, log: &std::sync::Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+            break;
+        }
+    }
+    log.lock().unwrap().push(path.clone());
+    let (status, headers, body) = page(&path);
+    let kind = if path == "/robots.txt" { "text/plain" } else { "text/html; charset=utf-8" };
+    let _ = write!(
+        s,
+        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+        body.len()
+    );
+}
+
+struct Site {
+    port: u16,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Site {
+    fn start() -> Site {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (l, st) = (log.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                if st.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Ok(s) = s {
+                    let l = l.clone();
+                    std::thread::spawn(move || answer(s, &l));
+                }
+            }
+        });
+        Site { port, log, stop }
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn crawl(site: &Site, limits: Limits, concurrency: usize) -> (Vec<FetchOutcome>, CrawlSummary) {
+    let fetcher = Fetcher::new(FetchConfig {
+        delay: Duration::ZERO,
+        concurrency,
+        per_host: concurrency,
+        retries: 0,
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    let start = format!("http://127.0.0.1:{}/", site.port);
+    let starts = vec![Source { id: start.clone(), key: DocKey(0), location: Location::Url(start) }];
+    let config = CrawlConfig { scope: ScopeKind::Host, limits };
+    let mut out = Vec::new();
+    let summary = fetcher.crawl(starts, &config, KeyPlan { first: 1, step: 1 }, &Quiet, |o| out.push(o));
+    out.sort_by_key(|o| o.record.key);
+    (out, summary)
+}
+
+fn paths(site: &Site, out: &[FetchOutcome]) -> Vec<(u64, String)> {
+    let base = format!("http://127.0.0.1:{}", site.port);
+    out.iter().map(|o| (o.record.key.0, o.record.url.clone().unwrap_or_default().replace(&base, ""))).collect()
+}
+
+#[test]
+fn a_crawl_follows_the_site_and_stops_where_it_must() {
+    let site = Site::start();
+    let (out, summary) = crawl(&site, Limits::default(), 8);
+    let got = paths(&site, &out);
+    // Depth 1 sorted by URL; the tracked link folds into /a; the nofollow
+    // link and the other host are not followed; robots.txt keeps /private/.
+    let mut expected: Vec<(u64, String)> = vec![(0, "/".into())];
+    let depth1 = ["/a", "/b/", "/cal?month=0", "/old", "/print/a", "/private/x"];
+    expected.extend(depth1.iter().enumerate().map(|(i, p)| (i as u64 + 1, p.to_string())));
+    // Depth 2: /B/ (from /b/) and the next month; then a month a level.
+    expected.push((7, "/B/".into()));
+    expected.push((8, "/cal?month=1".into()));
+    for m in 2..12u64 {
+        expected.push((m + 7, format!("/cal?month={m}")));
+    }
+    assert_eq!(got, expected);
+    let private = out.iter().find(|o| o.record.id.ends_with("/private/x")).unwrap();
+    assert_eq!(private.record.error.as_ref().map(|e| e.kind.as_str()), Some("robots"));
+    let served = site.log.lock().unwrap().clone();
+    assert!(!served.iter().any(|p| p.starts_with("/private") || p == "/n" || p == "/cal?month=12"), "{served:?}");
+    // The calendar: judged a trap after 12 pages, its 13th month skipped.
+    assert_eq!(summary.traps.len(), 1, "{:?}", summary.traps);
+    let trap = &summary.traps[0];
+    assert_eq!(trap.pattern, format!("127.0.0.1:{}/cal?month", site.port));
+    assert_eq!((trap.fetched, trap.skipped), (12, 1));
+    assert_eq!(summary.not_followed.nofollow, 1);
+    assert_eq!(summary.not_followed.out_of_scope, 1);
+    assert_eq!(summary.not_followed.unusable, 1);
+    // Internal links: / is linked from /a, /print/a and /old (served as /a);
+    // its own link to itself is no inlink.
+    let home = format!("http://127.0.0.1:{}/", site.port);
+    assert_eq!(summary.inlinks.get(home.as_str()), Some(&3));
+}
+
+#[test]
+fn the_same_site_gives_the_same_keys_at_any_concurrency_and_limits_cut_in_order() {
+    let site = Site::start();
+    let (one, s1) = crawl(&site, Limits::default(), 1);
+    let (many, s2) = crawl(&site, Limits::default(), 16);
+    assert_eq!(paths(&site, &one), paths(&site, &many));
+    assert_eq!(s1.edges, s2.edges);
+    let (cut, summary) = crawl(&site, Limits { max_pages: Some(4), ..Limits::default() }, 8);
+    assert_eq!(paths(&site, &cut), paths(&site, &one)[..4].to_vec());
+    assert!(summary.not_followed.beyond_max_pages > 0);
+    let (shallow, _) = crawl(&site, Limits { max_depth: Some(1), ..Limits::default() }, 8);
+    assert_eq!(paths(&site, &shallow), paths(&site, &one)[..7].to_vec());
+    let exclude = vec![regex::Regex::new("/cal").unwrap()];
+    let (no_cal, _) = crawl(&site, Limits { exclude, ..Limits::default() }, 8);
+    assert!(paths(&site, &no_cal).iter().all(|(_, p)| !p.starts_with("/cal")));
+}

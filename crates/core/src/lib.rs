@@ -27,6 +27,7 @@ pub mod dedup;
 pub mod doc;
 pub mod fingerprint;
 pub mod page;
+pub mod params;
 pub mod progress;
 pub mod settings;
 pub mod shingle;

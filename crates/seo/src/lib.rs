@@ -10,6 +10,8 @@
 //!   and h1s, thin pages, errors; `report.json`, two CSV files and a
 //!   self-contained `report.html`. It reads [`audit::AuditPage`]s (a page's
 //!   record and what became of its content) and the pages' fingerprints.
+//! - [`causes`]: why a duplicate cluster exists (what differs between its
+//!   URLs), which URL to keep, and the parameters that make duplicates.
 //! - [`mod@lost_and_found`]: where did each old URL's content go after a site
 //!   changed, as a redirect map.
 //! - [`csv_safe`]: CSV cells a spreadsheet opens as data, not formulas.
@@ -21,6 +23,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod audit;
+pub mod causes;
 pub mod csv_safe;
 pub mod lost_and_found;
 

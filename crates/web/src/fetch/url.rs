@@ -7,34 +7,6 @@
 
 use url::Url;
 
-/// Query parameters that identify a campaign or a click, never the page.
-const TRACKING_PARAMS: &[&str] = &[
-    "gclid",
-    "gclsrc",
-    "dclid",
-    "gbraid",
-    "wbraid",
-    "fbclid",
-    "msclkid",
-    "mc_cid",
-    "mc_eid",
-    "_ga",
-    "_gl",
-    "yclid",
-    "igshid",
-    "twclid",
-    "ttclid",
-    "li_fat_id",
-    "_hsenc",
-    "_hsmi",
-    "mkt_tok",
-    "oly_anon_id",
-    "oly_enc_id",
-    "vero_id",
-    "rb_clickid",
-    "s_cid",
-];
-
 /// Why a string could not become a fetchable URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
@@ -44,10 +16,10 @@ pub enum UrlError {
     Scheme(String),
 }
 
-/// True for parameters dropped by [`normalize`] unless the query is kept.
+/// True for parameters dropped by [`normalize`] unless the query is kept
+/// (the core's list: [`webdup_core::params`]).
 pub fn is_tracking_param(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.starts_with("utm_") || TRACKING_PARAMS.contains(&lower.as_str())
+    webdup_core::params::kind(name) == webdup_core::params::ParamKind::Tracking
 }
 
 /// Parses and normalizes `input`; `keep_query` leaves the query untouched.

@@ -313,6 +313,8 @@ pub struct CommonArgs {
     /// errors naming them). /proc, /sys and /dev are never walked.
     #[arg(help_heading = "Input", long)]
     pub follow_symlinks: bool,
+    #[command(flatten)]
+    pub follow: super::follow::FollowArgs,
 }
 
 impl CommonArgs {

@@ -64,11 +64,19 @@ pub struct DclusterArgs {
 }
 
 pub fn ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
+    if args.common.follow.follow {
+        // Each task of an ingest loads every N-th input; a crawl's pages are
+        // known only as it goes, so it cannot be split that way yet.
+        anyhow::bail!(
+            "--follow is not available for ingest: crawl with `webdup index add --follow` or `webdup cluster --follow`"
+        );
+    }
     let config = args.common.to_config()?;
     let run_config = webdup::run::RunConfig {
         fetch: args.common.fetch.to_config(args.common.max_bytes)?,
         limits: webdup::source::ReadLimits { max_bytes: args.common.max_bytes },
         inputs: args.common.input_options(),
+        follow: None,
     };
     let bar = progress::Bar::new(args.common.quiet);
     let done = webdup_dataflow::ingest::ingest(

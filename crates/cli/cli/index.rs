@@ -221,9 +221,11 @@ fn add(
     // transaction, and never changes what is stored), and kept with the
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
-    let Loaded { mut corpus, fetches, warc } =
-        run.load(collected.sources, &config, &progress::Bar::new(common.quiet))?;
+    let keys = collected.next_keys();
+    let Loaded { mut corpus, fetches, warc, crawl: followed } =
+        run.load_following(collected.sources, keys, &config, &progress::Bar::new(common.quiet))?;
     report_archives(&warc, common.quiet);
+    super::report_crawl(followed.as_ref(), common.quiet);
     if !keep_text {
         for d in &mut corpus.docs {
             d.text = None;
@@ -335,7 +337,7 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
         }
     };
     // Sites with too few pages in this run take the template the index learned.
-    let Loaded { corpus, fetches, warc } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
+    let Loaded { corpus, fetches, warc, .. } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
     let clustering = engine::find_duplicates(&corpus, &config);
     let mut report = ClusterReport::new(&corpus, &clustering, &config);
     report.fetches = fetches;

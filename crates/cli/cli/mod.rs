@@ -8,6 +8,7 @@
 mod args;
 mod audit;
 mod dataflow;
+mod follow;
 mod index;
 mod lost_and_found;
 mod progress;
@@ -254,6 +255,7 @@ fn load_corpus_with(
     let progress = progress::Bar::new(common.quiet);
     let loaded = run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?;
     report_archives(&loaded.warc, common.quiet);
+    report_crawl(loaded.crawl.as_ref(), common.quiet);
     Ok(loaded)
 }
 
@@ -267,11 +269,59 @@ fn report_archives(summary: &webdup::warc::Summary, quiet: bool) {
 
 /// A run with the fetch and read settings of the flags.
 fn new_run(common: &CommonArgs) -> anyhow::Result<Run> {
+    let mut fetch = common.fetch.to_config(common.max_bytes)?;
+    if let Some(dir) = &common.follow.resume {
+        if fetch.cache_dir.as_ref().is_some_and(|c| c != dir) {
+            bail!(
+                "--resume {} and --cache {} name two folders; give one",
+                dir.display(),
+                common.fetch.cache.as_ref().map_or(String::new(), |c| c.display().to_string())
+            );
+        }
+        fetch.cache_dir = Some(dir.clone());
+    }
+    let follow = common.follow.to_config(fetch.keep_query)?;
     Ok(Run::new(RunConfig {
-        fetch: common.fetch.to_config(common.max_bytes)?,
+        fetch,
         limits: ReadLimits { max_bytes: common.max_bytes },
         inputs: common.input_options(),
+        follow,
     }))
+}
+
+/// What following links did, on standard error unless `-q`: the pages the
+/// crawl reached are in the report; what it left out is said here.
+fn report_crawl(crawl: Option<&webdup::crawl::CrawlSummary>, quiet: bool) {
+    let Some(c) = crawl else {
+        return;
+    };
+    if quiet {
+        return;
+    }
+    for (from, to) in &c.moved_starts {
+        eprintln!("webdup: crawl: start page {from} redirected to {to}; its host is crawled too");
+    }
+    let n = &c.not_followed;
+    eprintln!(
+        "webdup: crawl: {} pages to depth {}; not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond --max-depth, {} beyond --max-pages, {} unusable links",
+        c.pages,
+        c.depth,
+        n.robots,
+        n.out_of_scope,
+        n.nofollow,
+        n.excluded,
+        n.beyond_depth,
+        n.beyond_max_pages,
+        n.unusable
+    );
+    for t in &c.traps {
+        eprintln!(
+            "webdup: crawl: trap {}: its pages repeat each other; {} fetched, {} more URLs skipped",
+            report::terminal_safe(&t.pattern),
+            t.fetched,
+            t.skipped
+        );
+    }
 }
 
 fn write_output(

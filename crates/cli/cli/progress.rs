@@ -55,6 +55,12 @@ impl Progress for Bar {
         }
     }
 
+    fn grow(&self, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(total);
+        }
+    }
+
     fn fail(&self, n: u64) {
         if let Some(b) = &self.bar {
             let failed = self.failed.fetch_add(n, Ordering::Relaxed) + n;

@@ -137,6 +137,13 @@ impl Collected {
         }
     }
 
+    /// Keys for documents found beyond the inputs (the pages a crawl
+    /// reaches): after every source and error, spaced as they are.
+    pub fn next_keys(&self) -> crate::crawl::KeyPlan {
+        let step = if self.spaced() { 1 << RECORD_BITS } else { 1 };
+        crate::crawl::KeyPlan { first: self.error_key(self.errors.len()).0, step }
+    }
+
     /// Adds an input that could not be expanded, keyed after the sources.
     pub fn push_error(&mut self, mut error: DocError) {
         error.key = self.error_key(self.errors.len());

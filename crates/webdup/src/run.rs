@@ -28,10 +28,11 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
+use crate::crawl::{CrawlConfig, CrawlSummary, KeyPlan};
 use crate::engine::{Config, Corpus, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
-use crate::fetch::{FetchConfig, FetchRecord, Fetcher, sitemap};
+use crate::fetch::{FetchConfig, FetchOutcome, FetchRecord, Fetcher, sitemap};
 pub use crate::report::Redirected;
 use crate::source::{self, Collected, DocKey, InputOptions, Location, RawDocument, ReadLimits, Source};
 use crate::template::Templates;
@@ -44,6 +45,9 @@ pub struct RunConfig {
     /// How inputs are expanded: whether a walk follows symbolic links out
     /// of the directory named (not by default).
     pub inputs: InputOptions,
+    /// Follow links from the URL inputs ([`Run::load_all`] only): each is a
+    /// start page, and the pages reached within the scope are loaded too.
+    pub follow: Option<CrawlConfig>,
 }
 
 /// A run's documents and, for URLs and the pages of web archives, what
@@ -56,6 +60,9 @@ pub struct Loaded {
     /// and the records passed over by reason. Empty without an archive.
     #[cfg(feature = "warc")]
     pub warc: crate::warc::Summary,
+    /// What following links did (with [`RunConfig::follow`]): traps, links
+    /// not followed and why, the internal links.
+    pub crawl: Option<CrawlSummary>,
 }
 
 /// One run over the user's inputs; keeps its fetcher between calls.
@@ -83,7 +90,8 @@ impl Run {
         progress: &dyn Progress,
     ) -> Result<Loaded> {
         let expanded = self.expand(inputs, stdin)?;
-        let mut loaded = self.load(expanded.sources, config, progress)?;
+        let keys = expanded.next_keys();
+        let mut loaded = self.load_keyed(expanded.sources, Some(keys), config, progress)?;
         loaded.corpus.finish(config, known);
         // Keyed after every source by `expand` (see `Collected`).
         loaded.corpus.add_errors(expanded.errors);
@@ -129,7 +137,32 @@ impl Run {
     /// document has the key the whole run would give it. An archive's pages
     /// come with the [`FetchRecord`] of their recorded exchange.
     pub fn load(&mut self, sources: Vec<Source>, config: &Config, progress: &dyn Progress) -> Result<Loaded> {
+        self.load_keyed(sources, None, config, progress)
+    }
+
+    /// [`Run::load`] of a whole run's sources ([`Run::expand`] gave them and
+    /// `keys`, [`Collected::next_keys`]): with [`RunConfig::follow`], URL
+    /// sources are start pages and the pages reached are loaded too.
+    pub fn load_following(
+        &mut self,
+        sources: Vec<Source>,
+        keys: KeyPlan,
+        config: &Config,
+        progress: &dyn Progress,
+    ) -> Result<Loaded> {
+        self.load_keyed(sources, Some(keys), config, progress)
+    }
+
+    fn load_keyed(
+        &mut self,
+        sources: Vec<Source>,
+        crawl_keys: Option<KeyPlan>,
+        config: &Config,
+        progress: &dyn Progress,
+    ) -> Result<Loaded> {
         let limits = self.config.limits;
+        let follow = self.config.follow.clone().zip(crawl_keys);
+        let mut crawl = None;
         let total = sources.len() as u64;
         let (urls, files): (Vec<Source>, Vec<Source>) =
             sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
@@ -154,11 +187,17 @@ impl Run {
             let progress = Renamed { inner: progress, stage: "fetch" };
             let (tx, rx) = std::sync::mpsc::sync_channel::<(FetchRecord, Result<RawDocument, DocError>)>(64);
             std::thread::scope(|scope| {
+                let crawl = &mut crawl;
+                let growth = Growth(&progress);
                 let fetching = scope.spawn(move || {
-                    f.for_each(urls, &Quiet, |outcome| {
-                        // The receiver only goes away if fingerprinting panicked.
+                    // The receiver only goes away if fingerprinting panicked.
+                    let send = |outcome: FetchOutcome| {
                         let _ = tx.send(outcome.into_parts());
-                    });
+                    };
+                    match follow {
+                        Some((c, keys)) => *crawl = Some(f.crawl(urls, &c, keys, &growth, send)),
+                        None => f.for_each(urls, &Quiet, send),
+                    }
                 });
                 let fetches = &mut fetches;
                 let items = local.chain(rx.into_iter().map(|(record, doc)| {
@@ -186,6 +225,7 @@ impl Run {
             fetches,
             #[cfg(feature = "warc")]
             warc: archived.summary,
+            crawl,
         })
     }
 
@@ -372,8 +412,21 @@ impl Progress for Renamed<'_> {
     fn fail(&self, n: u64) {
         self.inner.fail(n);
     }
+    fn grow(&self, total: u64) {
+        self.inner.grow(total);
+    }
     fn finish(&self) {
         self.inner.finish();
+    }
+}
+
+/// A crawl's growing total, reported to the stage that counts its pages as
+/// they are fingerprinted.
+struct Growth<'a>(&'a dyn Progress);
+
+impl Progress for Growth<'_> {
+    fn grow(&self, total: u64) {
+        self.0.grow(total);
     }
 }
 

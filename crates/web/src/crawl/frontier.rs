@@ -46,6 +46,8 @@ pub struct NotFollowed {
     pub beyond_max_pages: u64,
     /// Links that were no http(s) URL, too long, or past a page's limit.
     pub unusable: u64,
+    /// Pages robots.txt disallows (never requested).
+    pub robots: u64,
 }
 
 /// A URL pattern judged a crawl trap.
@@ -237,6 +239,12 @@ impl Frontier {
         next
     }
 
+    /// A page of the current level turned out to be disallowed by
+    /// robots.txt: not fetched, counted.
+    pub fn disallowed(&mut self) {
+        self.not_followed.robots += 1;
+    }
+
     /// Counts the start pages as fetched (they are handed out by the caller).
     pub fn started(&mut self, n: u64) {
         self.fetched += n;
@@ -275,7 +283,7 @@ impl Frontier {
         }
         self.edges.sort_unstable();
         CrawlSummary {
-            pages: self.fetched,
+            pages: self.fetched - self.not_followed.robots,
             depth: self.depth,
             not_followed: self.not_followed,
             traps,
@@ -289,7 +297,7 @@ impl Frontier {
 /// What a crawl did, besides the pages it fetched.
 #[derive(Debug, Clone, Default)]
 pub struct CrawlSummary {
-    /// Pages fetched (start pages included).
+    /// Pages fetched (start pages included; none robots.txt disallows).
     pub pages: u64,
     /// The deepest level fetched.
     pub depth: u32,

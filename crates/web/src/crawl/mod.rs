@@ -17,5 +17,19 @@ mod walk;
 pub use frontier::{CrawlSummary, Frontier, Limits, NotFollowed, Trap};
 pub use links::{Link, LinkKind, PageLinks, page_links};
 pub use scope::{Scope, ScopeKind};
-#[cfg(feature = "http")]
-pub use walk::{CrawlConfig, KeyPlan};
+
+/// How a crawl reaches out from its start pages.
+#[derive(Debug, Clone, Default)]
+pub struct CrawlConfig {
+    pub scope: ScopeKind,
+    pub limits: Limits,
+}
+
+/// Keys for the pages a crawl discovers: `first`, then `first + step`, ...
+/// (after every key the inputs took; `step` spaces them as the run's keys
+/// are spaced).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyPlan {
+    pub first: u64,
+    pub step: u64,
+}

@@ -7,29 +7,14 @@ use url::Url;
 use webdup_core::DocKey;
 use webdup_core::progress::{Progress, Quiet};
 
-use super::frontier::{CrawlSummary, Frontier, Limits};
+use super::frontier::{CrawlSummary, Frontier};
 use super::links::page_links;
-use super::scope::{Scope, ScopeKind};
+use super::scope::Scope;
 use super::trap::page_sketch;
+use super::{CrawlConfig, KeyPlan};
 use crate::fetch::url::{normalize, origin_key};
-use crate::fetch::{FetchOutcome, Fetcher};
+use crate::fetch::{FetchErrorKind, FetchOutcome, Fetcher};
 use crate::source::{Format, Location, Source};
-
-/// How a crawl reaches out from its start pages.
-#[derive(Debug, Clone, Default)]
-pub struct CrawlConfig {
-    pub scope: ScopeKind,
-    pub limits: Limits,
-}
-
-/// Keys for the pages a crawl discovers: `first`, then `first + step`, ...
-/// (after every key the inputs took; `step` spaces them as the run's keys
-/// are spaced).
-#[derive(Debug, Clone, Copy)]
-pub struct KeyPlan {
-    pub first: u64,
-    pub step: u64,
-}
 
 impl Fetcher {
     /// Fetches `starts` and the pages they link to, within `config`'s scope
@@ -60,7 +45,7 @@ impl Fetcher {
             }
         }
         frontier.started(starts.len() as u64);
-        progress.start("crawl", 0);
+        progress.start("crawl", starts.len() as u64);
         let mut level = starts;
         let mut next_key = keys.first;
         let mut moved: Vec<(String, String)> = Vec::new();
@@ -96,6 +81,12 @@ impl Fetcher {
                         sketch,
                     );
                 }
+                // A link robots.txt disallows is not a page of the crawl
+                // (a start page named by the user is, as in a list).
+                if depth > 0 && outcome.record.error.as_ref().is_some_and(|e| e.kind == FetchErrorKind::Robots) {
+                    frontier.disallowed();
+                    return;
+                }
                 if outcome.record.error.is_some() {
                     progress.fail(1);
                 }
@@ -106,6 +97,7 @@ impl Fetcher {
             if next.is_empty() {
                 break;
             }
+            progress.grow(frontier.fetched() + frontier.queued() as u64);
             level = next
                 .into_iter()
                 .map(|url| {

@@ -1,0 +1,239 @@
+//! `--follow` as a user runs it: `webdup cluster --follow URL` against a site
+//! the test serves on 127.0.0.1, with duplicate URL variants planted, a
+//! calendar trap, robots.txt and a nofollow link; then the same crawl killed
+//! and resumed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const ARTICLE: &str = "The harbour office posts the winter ferry timetable every monday morning by the ticket \
+    window. Crossings to the island take forty minutes in calm weather and an hour when the wind turns \
+    north. The first boat leaves at seven, the last returns at nine, and bicycles travel free on every \
+    sailing except the late ferry on saturdays, when the deck is kept clear for the market stalls that \
+    come back from the island fair.";
+
+const OTHER: &str = "The lighthouse keeper climbs one hundred and twelve steps each evening to light the \
+    lamp. Since the lens was replaced in the spring the beam reaches twenty miles out to sea, and the \
+    fishing fleet steers by it through the narrow channel between the rocks and the sandbanks that \
+    shift with every winter storm along the northern coast of the bay.";
+
+fn page(path: &str) -> (u16, String, String) {
+    let html = |title: &str, body: String| {
+        (
+            200,
+            String::new(),
+            format!(
+                "<html><head><title>{title}</title></head><body><nav><a href=\"/\">Home</a> <a href=\"/b\">Lighthouse</a></nav><main>{body}</main><footer>Harbour news</footer></body></html>"
+            ),
+        )
+    };
+    let article = || html("Ferry timetable", format!("<h1>Ferry timetable</h1><p>{ARTICLE}</p>"));
+    match path {
+        "/robots.txt" => (200, String::new(), "User-agent: *\nDisallow: /private/\n".into()),
+        "/" => html(
+            "Harbour news",
+            "<p>Welcome to the harbour news.</p><a href=\"/a\">ferry</a> <a href=\"/a?sort=date\">ferry sorted</a> \
+             <a href=\"/a/\">ferry again</a> <a href=\"/print/a\">print</a> <a href=\"/cal?month=0\">events</a> \
+             <a href=\"/private/x\">private</a> <a rel=\"nofollow\" href=\"/n\">n</a>"
+                .into(),
+        ),
+        "/a" | "/a/" | "/print/a" | "/a?sort=date" => article(),
+        "/b" => html("Lighthouse", format!("<h1>Lighthouse</h1><p>{OTHER}</p>")),
+        p if p.starts_with("/cal?month=") => {
+            let m: u64 = p["/cal?month=".len()..].parse().unwrap_or(0);
+            html(
+                "Events",
+                format!(
+                    "<h1>Events in month {m}</h1><p>There are no events planned for this month yet. Check back \
+                     later or subscribe to the calendar feed to hear about new concerts, talks and markets in \
+                     the harbour hall and the library garden.</p><a href=\"/cal?month={}\">next month</a>",
+                    m + 1
+                ),
+            )
+        }
+        _ => (404, String::new(), "not found".into()),
+    }
+}
+
+struct Site {
+    port: u16,
+    served: Arc<Mutex<Vec<String>>>,
+    /// Each response waits this long (milliseconds), so a crawl can be killed midway.
+    slow: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+fn answer(mut s: TcpStream, served: &Mutex<Vec<String>>, slow: u64) {
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(slow));
+    served.lock().unwrap().push(path.clone());
+    let (status, headers, body) = page(&path);
+    let kind = if path == "/robots.txt" { "text/plain" } else { "text/html; charset=utf-8" };
+    let _ = write!(
+        s,
+        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+        body.len()
+    );
+}
+
+impl Site {
+    fn start() -> Site {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let served = Arc::new(Mutex::new(Vec::new()));
+        let slow = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s2, sl, st) = (served.clone(), slow.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Ok(conn) = conn {
+                    let (s3, ms) = (s2.clone(), sl.load(Ordering::Relaxed));
+                    std::thread::spawn(move || answer(conn, &s3, ms));
+                }
+            }
+        });
+        Site { port, served, slow, stop }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn webdup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webdup")).args(args).output().unwrap()
+}
+
+/// A report with the fetch timings left out (how long each fetch took, and
+/// whether it came from the cache): everything else must not depend on
+/// timing.
+fn comparable(json: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(json).unwrap();
+    for f in v["fetches"].as_array_mut().unwrap() {
+        let f = f.as_object_mut().unwrap();
+        f.remove("elapsed");
+        f.remove("from_cache");
+    }
+    v
+}
+
+fn cluster_ids(json: &[u8]) -> Vec<Vec<String>> {
+    let v: serde_json::Value = serde_json::from_slice(json).unwrap();
+    v["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["members"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()).collect())
+        .collect()
+}
+
+#[test]
+fn cluster_follow_finds_the_variants_no_list_names_and_stops_at_the_trap() {
+    let site = Site::start();
+    let start = site.url("/");
+    let out = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let clusters = cluster_ids(&out.stdout);
+    let article: Vec<String> = ["/a", "/a/", "/a?sort=date", "/print/a"].iter().map(|p| site.url(p)).collect();
+    let with_article = clusters.iter().find(|c| c.contains(&article[0])).expect("the article's cluster");
+    let mut got = with_article.clone();
+    got.sort();
+    assert_eq!(got, article, "every variant with its article, nothing else");
+    assert!(!clusters.iter().flatten().any(|id| id == &site.url("/b")), "the other article stands alone");
+    let served = site.served.lock().unwrap().clone();
+    assert!(!served.iter().any(|p| p.starts_with("/private/") || p == "/n"), "{served:?}");
+    // The calendar is a trap: a bounded number of months fetched.
+    let months = served.iter().filter(|p| p.starts_with("/cal?")).count();
+    assert!((10..=13).contains(&months), "{months} calendar pages fetched");
+    // Without -q, the crawl says what it left out.
+    let out = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nofollow") && err.contains(&format!("trap 127.0.0.1:{}/cal?month", site.port)), "{err}");
+}
+
+#[test]
+fn the_same_crawl_one_request_at_a_time_gives_the_same_report() {
+    let site = Site::start();
+    let start = site.url("/");
+    let a = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json", "-q"]);
+    let b = webdup(&["cluster", "--follow", &start, "--own-site", "--concurrency", "1", "-f", "json", "-q"]);
+    assert!(a.status.success() && b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(comparable(&a.stdout), comparable(&b.stdout));
+}
+
+fn pages_served(site: &Site, from: usize) -> Vec<String> {
+    site.served.lock().unwrap()[from..].iter().filter(|p| *p != "/robots.txt").cloned().collect()
+}
+
+fn cached_pages(dir: &std::path::Path) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            n += cached_pages(&p);
+        } else if p.extension().is_some_and(|x| x == "page") {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn a_killed_crawl_resumes_without_fetching_again_and_reports_the_same() {
+    let site = Site::start();
+    let start = site.url("/");
+    let whole = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json", "-q"]);
+    assert!(whole.status.success());
+    let total = pages_served(&site, 0).len();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("crawl");
+    let mark = site.served.lock().unwrap().len();
+    site.slow.store(150, Ordering::Relaxed);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["cluster", "--follow", &start, "--own-site", "--resume", state.to_str().unwrap(), "-f", "json", "-q"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once it has fetched some pages but not all.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while pages_served(&site, mark).len() < 6 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    site.slow.store(0, Ordering::Relaxed);
+    let cached = cached_pages(&state);
+    assert!(cached > 0 && cached < total, "killed midway: {cached} of {total} pages kept");
+    let mark = site.served.lock().unwrap().len();
+    let resumed =
+        webdup(&["cluster", "--follow", &start, "--own-site", "--resume", state.to_str().unwrap(), "-f", "json", "-q"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(comparable(&resumed.stdout), comparable(&whole.stdout));
+    // Only the pages the killed run had not kept are fetched.
+    assert_eq!(pages_served(&site, mark).len(), total - cached);
+}

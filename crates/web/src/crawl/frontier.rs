@@ -5,11 +5,13 @@
 //! A level's pages may be observed in any order; their links are gathered
 //! as a set, and only when the level is done does [`Frontier::next_level`]
 //! sort them (by URL), judge traps (pages in key order), and cut at the
-//! limits. Every URL discovered is kept once, as its text in one hash map
-//! (about 100-150 bytes a URL with the map's overhead: a million queued
-//! URLs stay under 200 MB).
+//! limits. Every URL discovered is kept once, in [`Urls`]: its text in one
+//! growing buffer and a 128-bit hash of it in a map to its id; queues,
+//! final URLs and links hold 4-byte ids. That is about 100 bytes a URL of
+//! 70 characters (`scripts/bench-crawl.sh` measures a million).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
 
 use regex::Regex;
 use url::Url;
@@ -61,26 +63,76 @@ pub struct Trap {
     pub skipped: u64,
 }
 
+/// Every URL a crawl discovered, once: ids in discovery order.
+#[derive(Debug, Default)]
+pub struct Urls {
+    text: String,
+    /// Where each URL ends in `text`.
+    ends: Vec<usize>,
+    /// XXH3-128 of a URL to its id (a collision among a billion URLs has a
+    /// chance of about 10^-21).
+    ids: HashMap<u128, u32>,
+}
+
+impl Urls {
+    /// The id of `url`, and whether it is new.
+    pub fn intern(&mut self, url: &str) -> (u32, bool) {
+        let hash = xxhash_rust::xxh3::xxh3_128(url.as_bytes());
+        if let Some(&id) = self.ids.get(&hash) {
+            return (id, false);
+        }
+        let id = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
+        self.text.push_str(url);
+        self.ends.push(self.text.len());
+        self.ids.insert(hash, id);
+        (id, true)
+    }
+
+    /// The id of `url`, if it was discovered.
+    pub fn id(&self, url: &str) -> Option<u32> {
+        self.ids.get(&xxhash_rust::xxh3::xxh3_128(url.as_bytes())).copied()
+    }
+
+    fn span(&self, id: u32) -> Range<usize> {
+        let i = id as usize;
+        (if i == 0 { 0 } else { self.ends[i - 1] })..self.ends[i]
+    }
+
+    /// The URL of `id`.
+    pub fn get(&self, id: u32) -> &str {
+        &self.text[self.span(id)]
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
 /// The frontier of a running crawl.
 #[derive(Debug)]
 pub struct Frontier {
     scope: Scope,
     limits: Limits,
-    /// Every URL discovered (normalized), and the depth it was found at.
-    known: HashMap<Box<str>, u32>,
+    /// Every URL discovered (normalized): start pages, links followed, final URLs.
+    urls: Urls,
     /// URLs found by the level being fetched, for the next one.
-    found: Vec<Box<str>>,
+    found: Vec<u32>,
     /// Where each page fetched so far ended (its final URL): a link to it
     /// is not fetched again.
-    finals: HashSet<Box<str>>,
+    finals: HashSet<u32>,
     /// The pages of the level being fetched: key, pattern, sketch.
-    level: Vec<(DocKey, String, Option<u64>)>,
-    patterns: HashMap<String, Pattern>,
+    level: Vec<(DocKey, Option<u64>, Option<u64>)>,
+    /// URL patterns that could be traps, by a hash of the pattern.
+    patterns: HashMap<u64, (String, Pattern)>,
     depth: u32,
     fetched: u64,
     not_followed: NotFollowed,
     /// Internal links: (from page, to URL), in-scope targets only.
-    edges: Vec<(DocKey, Box<str>)>,
+    edges: Vec<(DocKey, u32)>,
 }
 
 impl Frontier {
@@ -88,7 +140,7 @@ impl Frontier {
         Frontier {
             scope,
             limits,
-            known: HashMap::new(),
+            urls: Urls::default(),
             found: Vec::new(),
             finals: HashSet::new(),
             level: Vec::new(),
@@ -108,7 +160,7 @@ impl Frontier {
     /// A start page: in scope, depth 0, never fetched twice.
     pub fn add_start(&mut self, url: &Url) {
         self.scope.add(url);
-        self.known.insert(url.as_str().into(), 0);
+        self.urls.intern(url.as_str());
     }
 
     /// The depth of the level being fetched.
@@ -123,7 +175,7 @@ impl Frontier {
 
     /// URLs discovered and not fetched yet.
     pub fn queued(&self) -> usize {
-        self.found.len() + self.patterns.values().map(|p| p.waiting.len()).sum::<usize>()
+        self.found.len() + self.patterns.values().map(|(_, p)| p.waiting.len()).sum::<usize>()
     }
 
     fn normalized(&self, url: &Url) -> Option<Url> {
@@ -144,17 +196,21 @@ impl Frontier {
         sketch: Option<u64>,
     ) {
         let landed = final_url.and_then(|u| self.normalized(u));
-        if let Some(f) = &landed {
-            self.finals.insert(f.as_str().into());
-        }
-        let own = landed.as_ref().unwrap_or(requested).as_str().to_string();
-        self.level.push((key, trap::pattern(requested), sketch));
+        let own = match &landed {
+            Some(f) => {
+                let (id, _) = self.urls.intern(f.as_str());
+                self.finals.insert(id);
+                Some(id)
+            }
+            None => self.urls.id(requested.as_str()),
+        };
+        self.level.push((key, trap::pattern(requested).map(|p| hash(&p)), sketch));
         let Some(links) = links else {
             return;
         };
         self.not_followed.unusable += links.dropped as u64;
         let page_nofollow = links.nofollow || x_robots_tag.is_some_and(forbids_following);
-        let mut targets: Vec<Box<str>> = Vec::new();
+        let mut targets: Vec<u32> = Vec::new();
         for link in &links.links {
             let Some(url) = self.normalized(&link.url) else {
                 self.not_followed.unusable += 1;
@@ -164,25 +220,31 @@ impl Frontier {
                 self.not_followed.out_of_scope += 1;
                 continue;
             }
-            let text: Box<str> = url.as_str().into();
-            if link.kind != LinkKind::Canonical && *text != *own {
-                targets.push(text.clone());
-            }
+            let text = url.as_str();
             if (page_nofollow || link.nofollow) && !self.limits.follow_nofollow {
                 self.not_followed.nofollow += 1;
+                if link.kind != LinkKind::Canonical
+                    && let Some(id) = self.urls.id(text)
+                    && Some(id) != own
+                {
+                    targets.push(id);
+                }
                 continue;
             }
-            if !self.limits.include.is_empty() && !self.limits.include.iter().any(|r| r.is_match(&text)) {
+            if !self.limits.include.is_empty() && !self.limits.include.iter().any(|r| r.is_match(text)) {
                 self.not_followed.excluded += 1;
                 continue;
             }
-            if self.limits.exclude.iter().any(|r| r.is_match(&text)) {
+            if self.limits.exclude.iter().any(|r| r.is_match(text)) {
                 self.not_followed.excluded += 1;
                 continue;
             }
-            if !self.known.contains_key(&text) {
-                self.known.insert(text.clone(), self.depth + 1);
-                self.found.push(text);
+            let (id, new) = self.urls.intern(text);
+            if new {
+                self.found.push(id);
+            }
+            if link.kind != LinkKind::Canonical && Some(id) != own {
+                targets.push(id);
             }
         }
         targets.sort_unstable();
@@ -190,38 +252,41 @@ impl Frontier {
         self.edges.extend(targets.into_iter().map(|t| (key, t)));
     }
 
-    /// Ends the current level and gives the URLs of the next one, sorted;
-    /// empty when the crawl is done.
-    pub fn next_level(&mut self) -> Vec<Url> {
+    /// Ends the current level and gives the ids of the URLs of the next
+    /// one ([`Frontier::url`]), sorted by URL; empty when the crawl is done.
+    pub fn next_level(&mut self) -> Vec<u32> {
         self.judge_level();
         let mut candidates = std::mem::take(&mut self.found);
         // Patterns cleared by this level release the URLs they held back.
-        for p in self.patterns.values_mut() {
+        for (_, p) in self.patterns.values_mut() {
             if p.verdict == Verdict::Cleared && !p.waiting.is_empty() {
                 candidates.append(&mut p.waiting);
             }
         }
-        candidates.sort_unstable();
-        candidates.retain(|u| !self.finals.contains(u));
+        candidates.retain(|id| !self.finals.contains(id));
+        let urls = &self.urls;
+        candidates.sort_unstable_by(|&a, &b| urls.get(a).cmp(urls.get(b)));
         let next_depth = self.depth + 1;
         if self.limits.max_depth.is_some_and(|d| next_depth > d) {
             self.not_followed.beyond_depth += candidates.len() as u64;
             return Vec::new();
         }
-        let mut next = Vec::new();
-        for text in candidates {
-            let Ok(url) = Url::parse(&text) else {
+        let mut next = Vec::with_capacity(candidates.len());
+        for id in candidates {
+            let pattern = Url::parse(self.urls.get(id)).ok().and_then(|u| trap::pattern(&u));
+            let Some(pattern) = pattern else {
+                next.push(id);
                 continue;
             };
-            let p = self.patterns.entry(trap::pattern(&url)).or_default();
+            let (_, p) = self.patterns.entry(hash(&pattern)).or_insert_with(|| (pattern, Pattern::default()));
             match p.verdict {
                 Verdict::Trap => p.skipped += 1,
-                Verdict::Open if p.admitted >= TRAP_PAGES => p.waiting.push(text),
+                Verdict::Open if p.admitted >= TRAP_PAGES => p.waiting.push(id),
                 Verdict::Open | Verdict::Cleared => {
                     if p.verdict == Verdict::Open {
                         p.admitted += 1;
                     }
-                    next.push(url);
+                    next.push(id);
                 }
             }
         }
@@ -239,6 +304,11 @@ impl Frontier {
         next
     }
 
+    /// The URL of an id [`Frontier::next_level`] gave.
+    pub fn url(&self, id: u32) -> &str {
+        self.urls.get(id)
+    }
+
     /// A page of the current level turned out to be disallowed by
     /// robots.txt: not fetched, counted.
     pub fn disallowed(&mut self) {
@@ -254,10 +324,12 @@ impl Frontier {
         let mut level = std::mem::take(&mut self.level);
         level.sort_by_key(|(k, _, _)| *k);
         for (_, pattern, sketch) in level {
-            self.patterns.entry(pattern).or_default().judge(sketch);
+            if let Some((_, p)) = pattern.and_then(|h| self.patterns.get_mut(&h)) {
+                p.judge(sketch);
+            }
         }
         // A pattern judged a trap skips what it held back.
-        for p in self.patterns.values_mut() {
+        for (_, p) in self.patterns.values_mut() {
             if p.verdict == Verdict::Trap && !p.waiting.is_empty() {
                 p.skipped += p.waiting.len() as u64;
                 p.waiting = Vec::new();
@@ -269,7 +341,7 @@ impl Frontier {
     pub fn finish(mut self) -> CrawlSummary {
         // URLs still held back by an open pattern were never fetched.
         let mut traps: Vec<Trap> = Vec::new();
-        for (pattern, p) in self.patterns.drain() {
+        for (_, (pattern, p)) in self.patterns.drain() {
             if p.verdict == Verdict::Trap {
                 traps.push(Trap { pattern, fetched: p.admitted, skipped: p.skipped });
             } else {
@@ -278,16 +350,18 @@ impl Frontier {
         }
         traps.sort_by(|a, b| a.pattern.cmp(&b.pattern));
         let mut inlinks: BTreeMap<Box<str>, u32> = BTreeMap::new();
-        for (_, to) in &self.edges {
-            *inlinks.entry(to.clone()).or_default() += 1;
+        for &(_, to) in &self.edges {
+            *inlinks.entry(self.urls.get(to).into()).or_default() += 1;
         }
-        self.edges.sort_unstable();
+        let mut edges: Vec<(DocKey, Box<str>)> =
+            self.edges.iter().map(|&(from, to)| (from, self.urls.get(to).into())).collect();
+        edges.sort_unstable();
         CrawlSummary {
             pages: self.fetched - self.not_followed.robots,
             depth: self.depth,
             not_followed: self.not_followed,
             traps,
-            edges: self.edges,
+            edges,
             inlinks,
             moved_starts: Vec::new(),
         }
@@ -311,4 +385,8 @@ pub struct CrawlSummary {
     /// Start pages that redirected out of scope, and where to: their
     /// final host joined the scope.
     pub moved_starts: Vec<(String, String)>,
+}
+
+fn hash(pattern: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(pattern.as_bytes())
 }

@@ -2,9 +2,9 @@
 //! of each other (a calendar linking one month ahead forever, endless
 //! pagination, faceted filters, session ids in paths).
 //!
-//! A URL's pattern is its host, its path with every segment that holds a
-//! digit replaced by `*`, and the names of its query parameters (values
-//! dropped). A pattern is judged once [`TRAP_PAGES`] of its pages have been
+//! A URL's pattern is its host, its path up to its last segment that holds
+//! a digit with those segments replaced by `*`, and the names of its query
+//! parameters (values dropped). A pattern is judged once [`TRAP_PAGES`] of its pages have been
 //! fetched: a trap when most of them are near-duplicates of an earlier one
 //! (SimHash of their text outside navigation and footers), else cleared for
 //! good. Until judged, a pattern gets at most [`TRAP_PAGES`] pages fetched;
@@ -26,15 +26,25 @@ pub const TRAP_PAGES: usize = 12;
 /// differs by a date or a few words of a listing from another page.
 const NEAR_BITS: u32 = 10;
 
-/// The pattern of a URL (see the module documentation).
-pub fn pattern(url: &Url) -> String {
+/// The pattern of a URL (see the module documentation); `None` for a URL
+/// with no digit in its path and no query, which no trap generates. The
+/// path is cut after its last segment that holds a digit (`/blog/*/*/…`
+/// for dated posts), so one pattern covers a site's dated or numbered URLs
+/// however their slugs read.
+pub fn pattern(url: &Url) -> Option<String> {
+    let segments: Vec<&str> = url.path().split('/').skip(1).collect();
+    let last_digit = segments.iter().rposition(|s| s.bytes().any(|b| b.is_ascii_digit()));
+    if last_digit.is_none() && url.query().is_none() {
+        return None;
+    }
     let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
     let mut p = host.strip_prefix("www.").unwrap_or(&host).to_string();
     if let Some(port) = url.port() {
         p.push(':');
         p.push_str(&port.to_string());
     }
-    for segment in url.path().split('/').skip(1) {
+    let kept = last_digit.map_or(segments.len(), |i| i + 1);
+    for segment in &segments[..kept] {
         p.push('/');
         if segment.bytes().any(|b| b.is_ascii_digit()) {
             p.push('*');
@@ -42,14 +52,17 @@ pub fn pattern(url: &Url) -> String {
             p.push_str(segment);
         }
     }
-    let mut names: Vec<String> = url.query_pairs().map(|(k, _)| k.into_owned()).collect();
-    if !names.is_empty() || url.query().is_some() {
+    if kept < segments.len() {
+        p.push_str("/…");
+    }
+    if url.query().is_some() {
+        let mut names: Vec<String> = url.query_pairs().map(|(k, _)| k.into_owned()).collect();
         names.sort();
         names.dedup();
         p.push('?');
         p.push_str(&names.join("&"));
     }
-    p
+    Some(p)
 }
 
 /// Elements whose text is not the page's own: navigation, headers,
@@ -96,7 +109,7 @@ pub(crate) struct Pattern {
     near: usize,
     pub(crate) verdict: Verdict,
     /// URLs held back while it was judged.
-    pub(crate) waiting: Vec<Box<str>>,
+    pub(crate) waiting: Vec<u32>,
     /// URLs not fetched because it is a trap.
     pub(crate) skipped: u64,
 }
@@ -136,17 +149,18 @@ mod tests {
     use super::*;
 
     fn p(u: &str) -> String {
-        pattern(&Url::parse(u).unwrap())
+        pattern(&Url::parse(u).unwrap()).unwrap_or_default()
     }
 
     #[test]
     fn patterns_drop_values_and_digit_segments() {
         assert_eq!(p("https://www.example.com/cal?month=2026-12&view=m"), "example.com/cal?month&view");
         assert_eq!(p("https://example.com/cal?view=w&month=2027-01"), "example.com/cal?month&view");
-        assert_eq!(p("https://example.com/cal/2026/12/"), "example.com/cal/*/*/");
-        assert_eq!(p("https://example.com/s/ab12cd/list"), "example.com/s/*/list");
-        assert_ne!(p("https://example.com/blog/first-post"), p("https://example.com/blog/second-post"));
-        assert_eq!(p("http://127.0.0.1:8080/x"), "127.0.0.1:8080/x");
+        assert_eq!(p("https://example.com/cal/2026/12/"), "example.com/cal/*/*/…");
+        assert_eq!(p("https://example.com/s/ab12cd/list"), "example.com/s/*/…");
+        assert_eq!(p("https://example.com/blog/2024/05/first-post"), p("https://example.com/blog/2023/11/other"));
+        assert_eq!(p("https://example.com/blog/first-post"), "", "no digit, no query: no pattern");
+        assert_eq!(p("http://127.0.0.1:8080/x?y=1"), "127.0.0.1:8080/x?y");
     }
 
     fn sketch(body: &str) -> Option<u64> {

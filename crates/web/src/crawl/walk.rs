@@ -100,14 +100,15 @@ impl Fetcher {
             progress.grow(frontier.fetched() + frontier.queued() as u64);
             level = next
                 .into_iter()
-                .map(|url| {
+                .filter_map(|id| {
+                    let url = Url::parse(frontier.url(id)).ok()?;
                     if !named.contains(&origin_key(&url)) {
                         self.reach(&url);
                     }
                     let key = DocKey(next_key);
                     next_key += keys.step;
                     requested.insert(key, url.clone());
-                    Source { id: url.to_string(), key, location: Location::Url(url.to_string()) }
+                    Some(Source { id: url.to_string(), key, location: Location::Url(url.into()) })
                 })
                 .collect();
         }

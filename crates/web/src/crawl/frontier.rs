@@ -5,13 +5,12 @@
 //! A level's pages may be observed in any order; their links are gathered
 //! as a set, and only when the level is done does [`Frontier::next_level`]
 //! sort them (by URL), judge traps (pages in key order), and cut at the
-//! limits. Every URL discovered is kept once, in [`Urls`]: its text in one
-//! growing buffer and a 128-bit hash of it in a map to its id; queues,
-//! final URLs and links hold 4-byte ids. That is about 100 bytes a URL of
-//! 70 characters (`scripts/bench-crawl.sh` measures a million).
+//! limits. Every URL discovered is kept once, in [`Urls`] (its text in
+//! blocks, a table of ids hashed by that text); queues, final URLs and links
+//! hold 4-byte ids. That is about 80 bytes a URL of 70 characters
+//! (`scripts/bench-crawl.sh` measures a million).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ops::Range;
 
 use regex::Regex;
 use url::Url;
@@ -63,52 +62,80 @@ pub struct Trap {
     pub skipped: u64,
 }
 
+/// Bytes of one block of [`Urls`]' text: a URL never spans two, so the
+/// text never moves or doubles as it grows.
+const BLOCK: usize = 1 << 20;
+
 /// Every URL a crawl discovered, once: ids in discovery order.
-#[derive(Debug, Default)]
+///
+/// The text sits in blocks of [`BLOCK`] bytes, a URL's place in one `u64`
+/// (block, offset, length), and a hash table of ids whose hashes are
+/// computed from the text: about 80 bytes a URL of 70 characters.
+#[derive(Default)]
 pub struct Urls {
-    text: String,
-    /// Where each URL ends in `text`.
-    ends: Vec<usize>,
-    /// XXH3-128 of a URL to its id (a collision among a billion URLs has a
-    /// chance of about 10^-21).
-    ids: HashMap<u128, u32>,
+    blocks: Vec<String>,
+    /// Block (28 bits), offset (20 bits) and length (16 bits) of each URL.
+    spans: Vec<u64>,
+    ids: hashbrown::HashTable<u32>,
+}
+
+impl std::fmt::Debug for Urls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Urls").field("len", &self.spans.len()).finish()
+    }
+}
+
+fn url_hash(url: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(url.as_bytes())
 }
 
 impl Urls {
-    /// The id of `url`, and whether it is new.
-    pub fn intern(&mut self, url: &str) -> (u32, bool) {
-        let hash = xxhash_rust::xxh3::xxh3_128(url.as_bytes());
-        if let Some(&id) = self.ids.get(&hash) {
-            return (id, false);
+    /// The id of `url`, and whether it is new. URLs longer than 65,535
+    /// bytes are not kept (`None`): no crawl follows them.
+    pub fn intern(&mut self, url: &str) -> Option<(u32, bool)> {
+        if url.len() > u16::MAX as usize {
+            return None;
         }
-        let id = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
-        self.text.push_str(url);
-        self.ends.push(self.text.len());
-        self.ids.insert(hash, id);
-        (id, true)
+        let hash = url_hash(url);
+        if let Some(&id) = self.ids.find(hash, |&id| Self::text(&self.blocks, &self.spans, id) == url) {
+            return Some((id, false));
+        }
+        let id = u32::try_from(self.spans.len()).ok()?;
+        if self.blocks.last().is_none_or(|b| b.len() + url.len() > BLOCK.max(b.capacity())) {
+            self.blocks.push(String::with_capacity(BLOCK.max(url.len())));
+        }
+        let block = self.blocks.len() - 1;
+        let text = &mut self.blocks[block];
+        let span = (block as u64) << 36 | (text.len() as u64) << 16 | url.len() as u64;
+        text.push_str(url);
+        self.spans.push(span);
+        let (blocks, spans) = (&self.blocks, &self.spans);
+        self.ids.insert_unique(hash, id, |&i| url_hash(Self::text(blocks, spans, i)));
+        Some((id, true))
+    }
+
+    fn text<'a>(blocks: &'a [String], spans: &[u64], id: u32) -> &'a str {
+        let span = spans[id as usize];
+        let (block, offset, len) = ((span >> 36) as usize, (span >> 16 & 0xF_FFFF) as usize, (span & 0xFFFF) as usize);
+        &blocks[block][offset..offset + len]
     }
 
     /// The id of `url`, if it was discovered.
     pub fn id(&self, url: &str) -> Option<u32> {
-        self.ids.get(&xxhash_rust::xxh3::xxh3_128(url.as_bytes())).copied()
-    }
-
-    fn span(&self, id: u32) -> Range<usize> {
-        let i = id as usize;
-        (if i == 0 { 0 } else { self.ends[i - 1] })..self.ends[i]
+        self.ids.find(url_hash(url), |&id| self.get(id) == url).copied()
     }
 
     /// The URL of `id`.
     pub fn get(&self, id: u32) -> &str {
-        &self.text[self.span(id)]
+        Self::text(&self.blocks, &self.spans, id)
     }
 
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.spans.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.spans.is_empty()
     }
 }
 
@@ -160,7 +187,7 @@ impl Frontier {
     /// A start page: in scope, depth 0, never fetched twice.
     pub fn add_start(&mut self, url: &Url) {
         self.scope.add(url);
-        self.urls.intern(url.as_str());
+        let _ = self.urls.intern(url.as_str());
     }
 
     /// The depth of the level being fetched.
@@ -198,9 +225,9 @@ impl Frontier {
         let landed = final_url.and_then(|u| self.normalized(u));
         let own = match &landed {
             Some(f) => {
-                let (id, _) = self.urls.intern(f.as_str());
-                self.finals.insert(id);
-                Some(id)
+                let id = self.urls.intern(f.as_str()).map(|(id, _)| id);
+                self.finals.extend(id);
+                id
             }
             None => self.urls.id(requested.as_str()),
         };
@@ -239,7 +266,10 @@ impl Frontier {
                 self.not_followed.excluded += 1;
                 continue;
             }
-            let (id, new) = self.urls.intern(text);
+            let Some((id, new)) = self.urls.intern(text) else {
+                self.not_followed.unusable += 1;
+                continue;
+            };
             if new {
                 self.found.push(id);
             }
@@ -389,4 +419,28 @@ pub struct CrawlSummary {
 
 fn hash(pattern: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(pattern.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_kept_once_across_blocks() {
+        let mut urls = Urls::default();
+        let names: Vec<String> =
+            (0..40_000).map(|i| format!("https://example.com/{i:05}/{}", "x".repeat(40))).collect();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(urls.intern(n), Some((i as u32, true)));
+        }
+        assert!(urls.blocks.len() > 1, "the text spans blocks");
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(urls.intern(n), Some((i as u32, false)));
+            assert_eq!(urls.get(i as u32), n);
+            assert_eq!(urls.id(n), Some(i as u32));
+        }
+        assert_eq!(urls.id("https://example.com/other"), None);
+        assert_eq!(urls.intern(&"y".repeat(70_000)), None);
+        assert_eq!(urls.len(), names.len());
+    }
 }

@@ -5,12 +5,19 @@
 //! but some inputs failed (they are listed in the output), 2 on a fatal
 //! error (bad flags, unwritable output, no usable input).
 
+#[path = "args.rs"]
 mod args;
+#[path = "commands/audit.rs"]
 mod audit;
+#[path = "commands/dataflow.rs"]
 mod dataflow;
+#[path = "commands/index.rs"]
 mod index;
+#[path = "commands/lost_and_found.rs"]
 mod lost_and_found;
+#[path = "progress.rs"]
 mod progress;
+#[path = "commands/serve.rs"]
 mod serve;
 
 use std::io::{self, IsTerminal, Write};

@@ -1,6 +1,7 @@
 //! The `webdup` binary: parses flags, builds a validated config, calls the
 //! library, and maps the outcome to an exit code.
 
+#[path = "common.rs"]
 mod cli;
 
 // glibc's allocator grows per-thread arenas with an mprotect call at a time,

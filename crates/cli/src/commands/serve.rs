@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
+use webdup::serve::{self, ServeConfig};
 use webdup::store::Index;
-use webdup::store::serve::{self, ServeConfig};
 
 use super::args::SettingsArgs;
 use super::index::IndexFile;

@@ -3,9 +3,9 @@
 //!
 //! Modules depend one way: `main` -> `commands` (one module per command or
 //! group of commands) -> `common` (what several commands share: reading
-//! inputs, progress, output) -> `args` (the flags, as clap sees them, and
-//! their validated configs). `scripts/module-cycles.py` checks there is no
-//! cycle.
+//! inputs, progress, output) and `args` (the flags, as clap sees them, and
+//! their validated configs; it knows no other module of the binary).
+//! `scripts/module-cycles.py` checks there is no cycle.
 //!
 //! Exit codes: 0 when every input was processed, 1 when the run completed
 //! but some inputs failed (they are listed in the output), 2 on a fatal

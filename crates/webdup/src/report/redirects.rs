@@ -201,3 +201,56 @@ fn write_apache(map: &RedirectMap, out: &mut dyn Write, skipped: &mut Vec<Skippe
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webdup_seo::lost_and_found::Confidence;
+
+    fn redirect(old_url: &str, new_url: &str) -> Redirect {
+        Redirect {
+            old_url: old_url.into(),
+            new_url: new_url.into(),
+            reason: "gone".into(),
+            jaccard: 1.0,
+            containment: 1.0,
+            title_match: true,
+            confidence: Confidence::High,
+            evidence: String::new(),
+        }
+    }
+
+    fn map(redirects: Vec<Redirect>) -> RedirectMap {
+        RedirectMap {
+            old_crawl: "v1".into(),
+            new_crawl: "v2".into(),
+            old_pages: redirects.len(),
+            unchanged: 0,
+            redirects,
+            unmatched: Vec::new(),
+            already_redirected: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn what_a_format_cannot_express_is_returned_in_map_order() {
+        let map = map(vec![
+            redirect("https://a.test/$x", "https://a.test/y"),
+            redirect("file:///old.html", "https://a.test/new"),
+            redirect("https://a.test/kept", "https://a.test/new"),
+        ]);
+        let mut out = Vec::new();
+        let skipped = write_redirects(&map, RedirectFormat::Nginx, &mut out).unwrap();
+        let why: Vec<(&str, &str)> = skipped.iter().map(|s| (s.url.as_str(), s.why)).collect();
+        assert_eq!(
+            why,
+            [
+                ("https://a.test/$x", "nginx cannot quote a '$' or a control character"),
+                ("file:///old.html", "not an http(s) URL"),
+            ]
+        );
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("    \"a.test/kept\" \"https://a.test/new\";\n"), "{out}");
+        assert!(!out.contains("old.html") && !out.contains("$x"), "{out}");
+    }
+}

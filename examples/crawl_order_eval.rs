@@ -1,6 +1,6 @@
 //! Crawl-time deduplication measured on a near-duplicate corpus (see
 //! `near_dup_corpus`): each page is checked and stored, one at a time and in
-//! a shuffled order, as a crawler would (`webdup::store::crawler`), with
+//! a shuffled order, as a crawler would (`webdup::crawler`), with
 //! each corpus site (`pages/sNNNN`) on a host of its own. Prints how many
 //! pages were answered "seen", how many of those named a page of another
 //! true cluster (false drops), and the corpus's known duplicates (a true
@@ -16,9 +16,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
 use webdup::store::Index;
-use webdup::store::crawler::{CrawledPage, Crawler};
 use webdup::template::TemplateConfig;
 
 const USAGE: &str = "usage: crawl_order_eval --corpus DIR [--seed S] [--no-learning]";

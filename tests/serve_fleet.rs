@@ -228,7 +228,7 @@ async fn batches_answer_in_order_see_copies_inside_the_batch_and_refuse_bad_page
 
     // Refusals: JSON errors, and nothing stored.
     let fresh = texts(6, 120, 99);
-    let tiny: Vec<Value> = (0..=webdup::store::serve::MAX_BATCH_PAGES)
+    let tiny: Vec<Value> = (0..=webdup::serve::MAX_BATCH_PAGES)
         .map(|i| json!({"url": format!("https://big.test/{i}"), "text": "a few words here"}))
         .collect();
     let no_text: Vec<Value> = (0..5)

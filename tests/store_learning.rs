@@ -1,5 +1,5 @@
 //! Site templates the index learns from pages a crawler gives it one at a
-//! time (`webdup::store::crawler`), on real SQLite files: an article moved
+//! time (`webdup::crawler`), on real SQLite files: an article moved
 //! into another site's template is found once both sites are learned, pages
 //! stored before a site was learned are fingerprinted again, a page
 //! fingerprinted with an outdated template is brought up to date, and
@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
-use webdup::store::crawler::{CrawledPage, Crawler};
 use webdup::store::{Index, LEARN_UNTIL};
 use webdup::synth::{SynthConfig, corpus};
 use webdup::template::{TemplateConfig, Templates};

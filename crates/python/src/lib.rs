@@ -2,7 +2,7 @@
 //!
 //! A thin layer over the `webdup` library: pages come in as Python
 //! arguments, dicts or Arrow tables, become `CrawledPage`s, and go through
-//! the same entrance as the HTTP API (`webdup::store::crawler`). Every call
+//! the same entrance as the HTTP API (`webdup::crawler`). Every call
 //! that extracts, fingerprints or touches the index releases the GIL, so
 //! crawler threads run it in parallel; extraction runs on stacks deep enough
 //! for it (the extractor grows its own stack where a thread's is short).
@@ -18,13 +18,13 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use webdup::crawler::{Checked, CrawledPage, Crawler, PageError};
 use webdup::engine::{self, Config, Fingerprinter, Quiet};
 use webdup::extract::{ExtractConfig, ExtractorKind};
 use webdup::fetch::Hop;
 use webdup::report::{ClusterReport, Format as ReportFormat};
 use webdup::run::{Run, RunConfig};
 use webdup::source::{DocKey, Format, RawDocument};
-use webdup::store::crawler::{Checked, CrawledPage, Crawler, PageError};
 use webdup::store::{CheckResult as StoreCheck, Index as StoreIndex, Match as StoreMatch};
 
 pyo3::create_exception!(_webdup, WebdupError, PyException, "An index, a page or an input webdup could not use.");

@@ -7,7 +7,7 @@
 //! the same article on two sites below the threshold.
 //!
 //! So the index learns too. A page given with its fingerprint as it was
-//! before suppression ([`Unsuppressed`], which `webdup::store::crawler`
+//! before suppression ([`Unsuppressed`], which `webdup::crawler`
 //! provides) is kept in the `learning` table, by site, until the site has
 //! [`LEARN_UNTIL`] such pages. When a site reaches a learning point
 //! ([`TemplateConfig::min_pages`], then every power of two up to

@@ -33,12 +33,16 @@ pub use webdup_web::{decode, error, extract, fetch, source};
 
 pub mod audit;
 pub mod corpus;
+#[cfg(feature = "store")]
+pub mod crawler;
 pub mod engine;
 pub mod report;
 #[cfg(feature = "http")]
 pub mod run;
 pub mod score;
-/// The crawl index (webdup-store), and its HTTP API (feature `serve`).
+#[cfg(feature = "serve")]
+pub mod serve;
+/// The crawl index (webdup-store).
 ///
 /// ```
 /// use webdup::engine::{Config, Fingerprinter};
@@ -61,10 +65,7 @@ pub mod score;
 #[cfg(feature = "store")]
 pub mod store {
     pub use webdup_store::*;
-    pub mod crawler;
     mod pages;
-    #[cfg(feature = "serve")]
-    pub mod serve;
     pub use pages::pages_of;
 
     /// Lost and found over an index's crawls: [`mod@webdup_seo::lost_and_found`]

@@ -4,6 +4,9 @@
 //! structs ([`ClusterReport`], [`NeighborReport`]) first, so every format
 //! shows the same facts, and failed documents appear in every format.
 
+#[cfg(feature = "store")]
+mod indexed;
+mod redirects;
 mod table;
 
 use std::io::Write;
@@ -29,6 +32,9 @@ pub struct Redirected {
     pub same_as: String,
 }
 
+#[cfg(feature = "store")]
+pub use indexed::{IndexedClusterReport, IndexedRow};
+pub use redirects::{RedirectFormat, Skipped, write_redirects};
 pub use table::{terminal_safe, write_cluster_table, write_comparison_table, write_neighbor_table};
 pub use webdup_seo::csv_safe::{SafeCsvWriter, UTF8_BOM, spreadsheet_safe};
 

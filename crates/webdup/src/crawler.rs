@@ -8,7 +8,7 @@
 //! use std::sync::Arc;
 //! use webdup::engine::Config;
 //! use webdup::store::Index;
-//! use webdup::store::crawler::{CrawledPage, Crawler};
+//! use webdup::crawler::{CrawledPage, Crawler};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let config = Config::default().validate().unwrap();
@@ -26,10 +26,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::fetch::Hop;
 use crate::source::{DocKey, Format, RawDocument};
+use crate::store::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
 use webdup_core::page::Exchange;
 
 /// Longest `url`, `final_url` or `canonical` a [`CrawledPage`] may have, in

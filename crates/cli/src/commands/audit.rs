@@ -9,9 +9,11 @@ use anyhow::Context;
 use webdup::audit::{self, Audit, AuditConfig, AuditTexts, StoredCrawl};
 use webdup::engine;
 use webdup::report::terminal_safe;
+use webdup::run::Loaded;
 
-use super::args::CommonArgs;
-use super::{Loaded, exit_for, load_corpus};
+use crate::args::CommonArgs;
+use crate::commands::index;
+use crate::common::{exit_for, load_corpus};
 
 pub fn run(
     inputs: &[String],
@@ -43,7 +45,7 @@ pub fn run_index(
     thin_words: usize,
     csv_bom: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (index, config) = super::index::open_to_recluster(path, common)?;
+    let (index, config) = index::open_to_recluster(path, common)?;
     let crawl = StoredCrawl::load(&index, crawl)?;
     let clustering = engine::find_duplicates(&crawl.corpus, &config);
     let audit = audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });

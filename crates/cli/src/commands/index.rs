@@ -2,78 +2,19 @@
 //! from the command line.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use webdup::engine::{self, Measure};
-use webdup::report::{self, ClusterReport, terminal_safe};
+use webdup::report::{ClusterReport, IndexedClusterReport, IndexedRow};
+use webdup::run::Loaded;
 use webdup::store::{CheckResult, Index, StoredPage, pages_of};
 
-use super::args::{CommonArgs, OutputArgs, SettingsArgs};
-use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress, report_archives};
-
-/// The index file every index command takes.
-#[derive(Debug, Args)]
-pub struct IndexFile {
-    /// The index file (SQLite). `index add` and `serve` create it if
-    /// missing; the other commands need it to exist.
-    #[arg(long = "index", value_name = "FILE", default_value = "webdup.db")]
-    pub path: PathBuf,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum IndexCommand {
-    /// Fetch or read pages and add them to the index under a crawl name.
-    ///
-    /// Every page is read or fetched first, so that each site's template is
-    /// learned over the whole add (and kept for pages checked later); then
-    /// pages are written in batches, each in one transaction: an interrupted
-    /// run leaves whole pages only, and running it again replaces the
-    /// crawl's pages rather than duplicating them.
-    Add {
-        /// Name of this crawl (a date, "v2", ...). A URL is kept once per crawl.
-        #[arg(long)]
-        crawl: String,
-        #[arg(required = true, value_name = "INPUT")]
-        inputs: Vec<String>,
-        /// Documents per transaction.
-        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        batch: u32,
-        /// Do not store the pages' main texts (kept by default for the diff
-        /// view of `webdup audit --index`).
-        #[arg(long)]
-        no_text: bool,
-        #[command(flatten)]
-        index: IndexFile,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// Check a URL's or a file's content against the index (JSON).
-    Query {
-        #[arg(value_name = "URL|FILE")]
-        target: String,
-        #[command(flatten)]
-        index: IndexFile,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// Counts per crawl, settings and size of the index (JSON).
-    Stats {
-        #[command(flatten)]
-        index: IndexFile,
-    },
-    /// Remove every crawl's page for a URL.
-    Remove {
-        #[arg(value_name = "URL")]
-        url: String,
-        #[command(flatten)]
-        index: IndexFile,
-    },
-}
+use crate::args::{CommonArgs, IndexCommand, OutputArgs, SettingsArgs};
+use crate::common::{Bar, EXIT_SOME_FAILED, exit_for, load_corpus_with, new_run, report_archives, write_output};
 
 pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -221,8 +162,7 @@ fn add(
     // transaction, and never changes what is stored), and kept with the
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
-    let Loaded { mut corpus, fetches, warc } =
-        run.load(collected.sources, &config, &progress::Bar::new(common.quiet))?;
+    let Loaded { mut corpus, fetches, warc } = run.load(collected.sources, &config, &Bar::new(common.quiet))?;
     report_archives(&warc, common.quiet);
     if !keep_text {
         for d in &mut corpus.docs {
@@ -290,24 +230,6 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// A document of the new crawl and what the index already holds like it.
-#[derive(Serialize)]
-struct IndexedRow {
-    doc: String,
-    #[serde(flatten)]
-    result: CheckResult,
-}
-
-#[derive(Serialize)]
-struct IndexedClusterReport {
-    /// Clusters within the new crawl, as `webdup cluster` reports them.
-    #[serde(flatten)]
-    report: ClusterReport,
-    index: String,
-    /// Documents of the new crawl whose content the index has seen.
-    indexed: Vec<IndexedRow>,
-}
-
 /// `webdup cluster --index FILE`: clusters the new crawl, then checks each
 /// document against everything indexed. JSON, or CSV with one row per
 /// (document, indexed match).
@@ -348,59 +270,6 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
         }
     }
     let full = IndexedClusterReport { report, index: path.display().to_string(), indexed };
-    super::write_output(output, |format, out| match format {
-        report::Format::Csv | report::Format::Tsv => {
-            let delimiter = if matches!(format, report::Format::Tsv) { b'\t' } else { b',' };
-            let mut w = report::SafeCsvWriter::new(delimiter, out);
-            w.write_record(["doc", "kind", "url", "crawl", "jaccard", "containment"])?;
-            for row in &full.indexed {
-                let kinds =
-                    row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
-                for (kind, m) in kinds {
-                    w.write_record([
-                        row.doc.as_str(),
-                        kind,
-                        &m.url,
-                        &m.crawl,
-                        &format!("{:.6}", m.jaccard),
-                        &format!("{:.6}", m.containment),
-                    ])?;
-                }
-            }
-            w.flush()?;
-            Ok(())
-        }
-        report::Format::Table => {
-            full.report.write(report::Format::Table, out)?;
-            writeln!(
-                out,
-                "\nseen in {} ({} of {} documents):",
-                terminal_safe(&full.index),
-                full.indexed.len(),
-                corpus.docs.len()
-            )?;
-            for row in &full.indexed {
-                writeln!(out, "{}", terminal_safe(&row.doc))?;
-                let kinds =
-                    row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
-                for (kind, m) in kinds {
-                    writeln!(
-                        out,
-                        "  {kind:<5}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
-                        m.jaccard,
-                        m.containment,
-                        terminal_safe(&m.url),
-                        terminal_safe(&m.crawl)
-                    )?;
-                }
-            }
-            Ok(())
-        }
-        report::Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &full)?;
-            writeln!(out)?;
-            Ok(())
-        }
-    })?;
-    Ok(super::exit_for(&corpus))
+    write_output(output, |format, out| full.write(format, out))?;
+    Ok(exit_for(&corpus))
 }

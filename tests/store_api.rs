@@ -256,7 +256,10 @@ fn page_metadata_from_extraction_is_stored() {
     assert_eq!(m.h1.as_deref(), Some("The blue widget"));
     assert_eq!(m.canonical.as_deref(), Some("https://shop.example/widget"));
     assert_eq!(m.noindex, Some(true));
-    assert_eq!((m.canonical_source.as_deref(), m.noindex_source.as_deref()), (Some("html"), Some("meta")));
+    assert_eq!(
+        (m.canonical_source.map(|s| s.as_str()), m.noindex_source.map(|s| s.as_str())),
+        (Some("html"), Some("meta"))
+    );
     // The main text is stored by default, and can be left out.
     let (_, f) = &index.crawl_fingerprints("c1").unwrap()[0];
     assert!(f.as_ref().unwrap().text.as_deref().is_some_and(|t| t.contains(&body[..40])));

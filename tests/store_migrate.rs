@@ -186,7 +186,7 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     assert_eq!(old.meta.noindex, Some(true));
     assert_eq!((old.meta.description.as_deref(), old.meta.h1.as_deref()), (Some("Timetable"), Some("Ferry")));
     // Sources and text were not recorded before version 3.
-    assert_eq!((old.meta.canonical_source.as_deref(), old.meta.noindex_source.as_deref()), (None, None));
+    assert_eq!((old.meta.canonical_source, old.meta.noindex_source), (None, None));
     let old_fp = old_fp.as_ref().expect("the page had content");
     assert_eq!(old_fp.text, None);
     assert_eq!((&old_fp.shingles, old_fp.digest, &old_fp.minhash), (&f.shingles, f.digest, &f.minhash));
@@ -197,11 +197,11 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     f.text = Some(text.into());
     let mut page = Page::new("2024", "https://old.test/ferry", f);
     page.record.meta.canonical = Some("https://old.test/ferry".into());
-    page.record.meta.canonical_source = Some("html".into());
+    page.record.meta.canonical_source = Some(webdup::store::CanonicalSource::Html);
     index.insert(&page).unwrap();
     assert_eq!(index.choose_crawl(None).unwrap(), "2024");
     let (new, new_fp) = &index.crawl_fingerprints("2024").unwrap()[0];
-    assert_eq!(new.meta.canonical_source.as_deref(), Some("html"));
+    assert_eq!(new.meta.canonical_source.map(|s| s.as_str()), Some("html"));
     assert_eq!(new_fp.as_ref().unwrap().text.as_deref(), Some(text));
     assert!(index.verify().unwrap().is_empty());
 }

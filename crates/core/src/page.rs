@@ -77,8 +77,10 @@ pub fn usable_canonical(s: &str) -> bool {
     url::Url::parse(s.trim()).map_or(true, |u| matches!(u.scheme(), "http" | "https"))
 }
 
-/// Where a page's canonical came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a page's canonical came from; serialized (and stored) as
+/// [`CanonicalSource::as_str`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CanonicalSource {
     /// The page's own `<link rel=canonical>`.
     Html,
@@ -101,8 +103,10 @@ impl CanonicalSource {
     }
 }
 
-/// Why a page may not be indexed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a page may not be indexed; serialized (and stored) as
+/// [`NoindexSource::as_str`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum NoindexSource {
     /// An `X-Robots-Tag` header.
     XRobotsTag,
@@ -165,7 +169,7 @@ pub fn observe(meta: Option<&PageMeta>, exchange: Option<&Exchange>) -> Observed
 
 /// What the index records of a page beside its content: what the page
 /// says about itself, and what its HTTP headers said (the `Link` canonical,
-/// `X-Robots-Tag`), merged by [`observe`]. (`webdup_store::PageMeta`.)
+/// `X-Robots-Tag`), merged by [`observe`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordMeta {
     pub title: Option<String>,
@@ -173,14 +177,13 @@ pub struct RecordMeta {
     pub noindex: Option<bool>,
     pub description: Option<String>,
     pub h1: Option<String>,
-    /// Where `canonical` came from: `html` (`<link rel=canonical>`) or
-    /// `http` (`Link` header); `None` when unknown (rows stored before
-    /// schema version 3, canonicals given through the API).
+    /// Where `canonical` came from; `None` when unknown (rows stored
+    /// before schema version 3, canonicals given through the API).
     #[serde(default)]
-    pub canonical_source: Option<String>,
-    /// Why `noindex` is true: `meta` (robots meta tag) or `x-robots-tag`.
+    pub canonical_source: Option<CanonicalSource>,
+    /// Why `noindex` is true.
     #[serde(default)]
-    pub noindex_source: Option<String>,
+    pub noindex_source: Option<NoindexSource>,
 }
 
 impl RecordMeta {
@@ -206,15 +209,15 @@ impl RecordMeta {
     /// Takes the canonical and indexability of [`observe`].
     pub fn observe(&mut self, o: Observed) {
         self.canonical = o.canonical;
-        self.canonical_source = o.canonical_source.map(|s| s.as_str().into());
+        self.canonical_source = o.canonical_source;
         self.noindex = Some(o.noindex);
-        self.noindex_source = o.noindex_source.map(|s| s.as_str().into());
+        self.noindex_source = o.noindex_source;
     }
 }
 
 /// One page of one crawl as recorded (without its shingles): where it was
 /// asked for and where it ended, what the exchange answered, what the page
-/// said. The index reads these back (`webdup_store::StoredPage`); the SEO
+/// said. The index reads these back; the SEO
 /// reports (webdup-seo) read nothing else.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageRecord {

@@ -7,7 +7,7 @@ use webdup_core::fingerprint::Fingerprint;
 
 use crate::codec::{decode_u32s, decode_u64s, inflate};
 use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page};
-use crate::{Error, Index, Result, StoredPage};
+use crate::{Error, Index, PageRecord, Result};
 
 /// One stored page of a crawl, read back: its record, and its fingerprint
 /// or why the row cannot be decoded.
@@ -16,7 +16,7 @@ pub struct CrawlRow {
     /// The page's record; for a row whose record itself cannot be decoded,
     /// its id and URL (or `row N` when even the URL cannot be read) and
     /// nothing else.
-    pub page: StoredPage,
+    pub page: PageRecord,
     /// The page's fingerprint, rebuilt from the stored parts; `Ok(None)`
     /// for a page stored without content, [`Error::Corrupt`] naming the row
     /// for one whose parts cannot be decoded.
@@ -46,9 +46,9 @@ impl Index {
                     Err(e) => {
                         let id: i64 = row.get(0)?;
                         let url = row.get::<_, String>(2).unwrap_or_else(|_| format!("row {id}"));
-                        let record = StoredPage::observed(url, None, None);
+                        let record = PageRecord::observed(url, None, None);
                         CrawlRow {
-                            page: StoredPage { id, crawl: crawl.into(), ..record },
+                            page: PageRecord { id, crawl: crawl.into(), ..record },
                             fingerprint: Err(Error::Corrupt { page_id: id, reason: e.to_string() }),
                         }
                     }
@@ -62,7 +62,7 @@ impl Index {
 /// The fingerprint of a stored row whose record reads as `page`.
 fn fingerprint_of(
     row: &rusqlite::Row,
-    page: &StoredPage,
+    page: &PageRecord,
     key: DocKey,
     permutations: usize,
 ) -> Result<Option<Fingerprint>> {

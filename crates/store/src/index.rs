@@ -11,6 +11,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use webdup_core::candidates::LshParams;
 use webdup_core::candidates::lsh::band_key;
 use webdup_core::fingerprint::Fingerprint;
+use webdup_core::page::{CanonicalSource, NoindexSource};
 use webdup_core::sketch::MinHasher;
 use webdup_core::template::Templates;
 
@@ -569,8 +570,8 @@ impl Index {
             fp.map(|f| encode_u32s(&f.minhash)),
             fp.map_or(0, |f| f.shingles.len() as i64),
             fp.map(|f| encode_u64s(&f.shingles)),
-            page.record.meta.canonical_source,
-            page.record.meta.noindex_source,
+            page.record.meta.canonical_source.map(CanonicalSource::as_str),
+            page.record.meta.noindex_source.map(NoindexSource::as_str),
             text.filter(|t| t.len() < DEFLATE_FROM),
             text.filter(|t| t.len() >= DEFLATE_FROM).map(deflate),
             redirects,

@@ -45,6 +45,5 @@ pub use learn::{LEARN_UNTIL, SiteTemplate, Unsuppressed};
 pub use page::{Page, now};
 pub use read::{CheckResult, CrawlStats, Match, Stats};
 pub use settings::{ApplySettings, Settings};
-// A page as stored is the core's page record; its metadata, the core's
-// record of what the page and its headers said. Their old names stay.
-pub use webdup_core::page::{Crawl, PageRecord as StoredPage, RecordMeta as PageMeta, iso8601_utc};
+// A page as stored is the core's page record.
+pub use webdup_core::page::{CanonicalSource, Crawl, NoindexSource, PageRecord, RecordMeta, iso8601_utc};

@@ -4,16 +4,16 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use webdup_core::fingerprint::Fingerprint;
-use webdup_core::page::{Exchange, PageRecord as StoredPage, RecordMeta as PageMeta};
+use webdup_core::page::{CanonicalSource, NoindexSource, PageRecord, RecordMeta};
 
 use crate::{Error, Result, Unsuppressed};
 
 /// One page of one crawl, to be inserted: its record (the core's
-/// [`StoredPage`], `PageRecord`: address, exchange, redirects, metadata)
-/// and its content. What is read back is that record, with the row's id.
+/// [`PageRecord`]: address, exchange, redirects, metadata) and its content.
+/// What is read back is that record, with the row's id.
 #[derive(Debug, Clone)]
 pub struct Page {
-    pub record: StoredPage,
+    pub record: PageRecord,
     /// The content; `None` for pages that could not be fetched or read.
     /// Its `text`, when set, is stored too (for the audit's diff view).
     pub fingerprint: Option<Fingerprint>,
@@ -33,10 +33,17 @@ impl Page {
     /// fingerprint kept them, see `webdup::Config::keep_pages`) come from the
     /// fingerprint.
     pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
-        let record = StoredPage::observed(url.into(), Some(&fingerprint), None);
+        let record = PageRecord::observed(url.into(), Some(&fingerprint), None);
+        Page::of_record(crawl, record, Some(fingerprint))
+    }
+
+    /// A page whose record was made already (by a run, or by a crawler with
+    /// what it saw of the exchange: see the core's [`PageRecord::observed`]),
+    /// fetched now into `crawl`, with its content if it had any.
+    pub fn of_record(crawl: impl Into<String>, record: PageRecord, fingerprint: Option<Fingerprint>) -> Page {
         Page {
-            record: StoredPage { crawl: crawl.into(), fetched_at: now(), ..record },
-            fingerprint: Some(fingerprint),
+            record: PageRecord { crawl: crawl.into(), fetched_at: now(), ..record },
+            fingerprint,
             unsuppressed: None,
         }
     }
@@ -48,12 +55,12 @@ impl Page {
         kind: impl Into<String>,
         error: impl Into<String>,
     ) -> Page {
-        let record = StoredPage {
+        let record = PageRecord {
             crawl: crawl.into(),
             fetched_at: now(),
             error_kind: Some(kind.into()),
             error: Some(error.into()),
-            ..StoredPage::observed(url.into(), None, None)
+            ..PageRecord::observed(url.into(), None, None)
         };
         Page { record, fingerprint: None, unsuppressed: None }
     }
@@ -74,21 +81,6 @@ impl Page {
     pub fn without_text(mut self) -> Page {
         if let Some(f) = &mut self.fingerprint {
             f.text = None;
-        }
-        self
-    }
-
-    /// Takes the final URL, status, redirects, canonical link and error
-    /// from a fetch (`webdup-web`'s `&FetchRecord` converts into an
-    /// [`Exchange`]).
-    pub fn with_fetch(mut self, exchange: impl Into<Exchange>) -> Page {
-        let exchange: Exchange = exchange.into();
-        // The one merge rule of markup and headers, as in the audit.
-        let seen = StoredPage::observed(self.record.url.clone(), self.fingerprint.as_ref(), Some(&exchange));
-        let r = &mut self.record;
-        (r.final_url, r.status, r.redirects, r.meta) = (seen.final_url, seen.status, seen.redirects, seen.meta);
-        if seen.error_kind.is_some() {
-            (r.error_kind, r.error) = (seen.error_kind, seen.error);
         }
         self
     }
@@ -118,9 +110,9 @@ pub(crate) const PAGE_COLUMNS: &str = "id, crawl, url, final_url, status, fetche
                             canonical_source, noindex_source, redirects";
 pub(crate) const PAGE_COLUMN_COUNT: usize = 20;
 
-pub(crate) fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
+pub(crate) fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<PageRecord> {
     let digest: Option<Vec<u8>> = r.get(14)?;
-    Ok(StoredPage {
+    Ok(PageRecord {
         id: r.get(0)?,
         crawl: r.get(1)?,
         url: r.get(2)?,
@@ -129,14 +121,14 @@ pub(crate) fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<StoredPage> {
         fetched_at: r.get(5)?,
         error_kind: r.get(6)?,
         error: r.get(7)?,
-        meta: PageMeta {
+        meta: RecordMeta {
             title: r.get(8)?,
             canonical: r.get(9)?,
             noindex: r.get(10)?,
             description: r.get(11)?,
             h1: r.get(12)?,
-            canonical_source: r.get(17)?,
-            noindex_source: r.get(18)?,
+            canonical_source: r.get::<_, Option<String>>(17)?.as_deref().and_then(CanonicalSource::from_name),
+            noindex_source: r.get::<_, Option<String>>(18)?.as_deref().and_then(NoindexSource::from_name),
         },
         redirects: match r.get::<_, Option<String>>(19)? {
             Some(json) => serde_json::from_str(&json)

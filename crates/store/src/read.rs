@@ -9,7 +9,7 @@ use serde::Serialize;
 use webdup_core::candidates::LshParams;
 use webdup_core::candidates::lsh;
 use webdup_core::fingerprint::Fingerprint;
-use webdup_core::page::{Crawl, PageRecord as StoredPage};
+use webdup_core::page::{Crawl, PageRecord};
 use webdup_core::template::Templates;
 use webdup_core::verify::Overlap;
 
@@ -137,7 +137,7 @@ impl Index {
     }
 
     /// Every crawl's page for `url`, oldest row first.
-    pub fn get(&self, url: &str) -> Result<Vec<StoredPage>> {
+    pub fn get(&self, url: &str) -> Result<Vec<PageRecord>> {
         self.with_reader(|conn| {
             let mut stmt =
                 conn.prepare_cached(&format!("SELECT {PAGE_COLUMNS} FROM pages WHERE url = ?1 ORDER BY id"))?;
@@ -303,7 +303,7 @@ impl Index {
 
     /// Every page of `crawl` with its shingles (empty without content), in
     /// insertion order.
-    pub fn crawl_pages(&self, crawl: &str) -> Result<Vec<(StoredPage, Vec<u64>)>> {
+    pub fn crawl_pages(&self, crawl: &str) -> Result<Vec<(PageRecord, Vec<u64>)>> {
         self.with_reader(|conn| {
             let mut stmt =
                 conn.prepare(&format!("SELECT {PAGE_COLUMNS}, shingles FROM pages WHERE crawl = ?1 ORDER BY id"))?;
@@ -347,7 +347,7 @@ impl Index {
     /// is fetched or extracted again. Fingerprint ids are the pages' URLs
     /// and keys their positions in the crawl. The first row that cannot be
     /// decoded fails the whole; [`Index::crawl_rows`] reads past it.
-    pub fn crawl_fingerprints(&self, crawl: &str) -> Result<Vec<(StoredPage, Option<Fingerprint>)>> {
+    pub fn crawl_fingerprints(&self, crawl: &str) -> Result<Vec<(PageRecord, Option<Fingerprint>)>> {
         self.crawl_rows(crawl)?.into_iter().map(|r| Ok((r.page, r.fingerprint?))).collect()
     }
 

@@ -62,9 +62,11 @@ pub mod score;
 pub mod store {
     pub use webdup_store::*;
     pub mod crawler;
+    #[cfg(feature = "http")]
     mod pages;
     #[cfg(feature = "serve")]
     pub mod serve;
+    #[cfg(feature = "http")]
     pub use pages::pages_of;
 
     /// Lost and found over an index's crawls: [`mod@webdup_seo::lost_and_found`]

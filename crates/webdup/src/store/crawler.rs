@@ -30,7 +30,7 @@ use super::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::fetch::Hop;
 use crate::source::{DocKey, Format, RawDocument};
-use webdup_core::page::Exchange;
+use webdup_core::page::{Exchange, PageRecord};
 
 /// Longest `url`, `final_url` or `canonical` a [`CrawledPage`] may have, in
 /// bytes: every stored URL can then be asked for again in a request line
@@ -214,12 +214,6 @@ impl Crawler {
         let learns = learning && self.index.settings().fingerprint.template.is_some();
         let before = learns.then(|| Unsuppressed::of(&fp, template.as_ref().map(|t| t.id)));
         self.fingerprinter.finish_alone(&mut fp, template.as_ref().map(|t| t.shingles.as_slice()));
-        if page.title.is_some() {
-            fp.title = page.title.clone();
-            if let Some(meta) = &mut fp.meta {
-                meta.title = page.title.clone();
-            }
-        }
         Ok((fp, before))
     }
 
@@ -234,7 +228,8 @@ impl Crawler {
 
     /// The row to store for `page`: its fingerprint with what the crawler
     /// saw of the exchange, merged with the page's own markup by the one
-    /// rule (the page's `<link rel=canonical>` wins over the header).
+    /// rule (the page's `<link rel=canonical>` wins over the header), and
+    /// the crawler's title, when it gave one, in place of the page's.
     pub fn record(&self, page: &CrawledPage, fingerprint: Fingerprint) -> Page {
         self.record_learning(page, fingerprint, None)
     }
@@ -247,7 +242,11 @@ impl Crawler {
             link_canonical: page.canonical.clone(),
             ..Default::default()
         };
-        let row = Page::new(self.crawl_of(page), page.url.clone(), fingerprint).with_fetch(exchange);
+        let mut record = PageRecord::observed(page.url.clone(), Some(&fingerprint), Some(&exchange));
+        if page.title.is_some() {
+            record.meta.title = page.title.clone();
+        }
+        let row = Page::of_record(self.crawl_of(page), record, Some(fingerprint));
         match before {
             Some(before) => row.with_unsuppressed(before),
             None => row,

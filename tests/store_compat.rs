@@ -108,7 +108,7 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
         let text = fingerprints
             .iter()
             .find(|(p, _)| p.url.ends_with("/article"))
-            .and_then(|(_, f)| f.as_ref()?.text.clone())
+            .and_then(|(p, _)| p.text.clone())
             .unwrap_or_default();
         assert!(text.len() > 2048 && text.contains("harbour office"), "v{version}: {} bytes", text.len());
         drop(index);

@@ -224,8 +224,8 @@ fn add(
     let mut loaded = run.load(collected.sources, &config, &progress::Bar::new(common.quiet))?;
     report_archives(&loaded.warc, common.quiet);
     if !keep_text {
-        for d in &mut loaded.corpus.docs {
-            d.text = None;
+        for page in loaded.corpus.pages.values_mut() {
+            page.text = None;
         }
     }
     let learned = loaded.finish(&config, &index.templates()?);

@@ -31,6 +31,18 @@ pub struct PageMeta {
     pub language: Option<String>,
 }
 
+/// What a page showed beside its fingerprint: the title its extractor found,
+/// what its markup says about itself, and its main text (the last two only
+/// when kept: `webdup::Config::keep_pages`). Its [`PageRecord`] is made from
+/// it and the page's exchange ([`PageRecord::observed`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageView {
+    /// The title the extractor found, for a page whose markup has none.
+    pub title: Option<String>,
+    pub meta: Option<Box<PageMeta>>,
+    pub text: Option<String>,
+}
+
 /// True when robots directives (a meta tag or an `X-Robots-Tag` value, which
 /// may name a bot: `googlebot: noindex`) forbid indexing.
 pub fn forbids_indexing(directives: &str) -> bool {
@@ -243,23 +255,22 @@ pub struct PageRecord {
     pub digest: Option<String>,
     pub simhash: Option<u64>,
     pub shingle_count: usize,
+    /// The main text, when kept ([`PageView::text`]) or stored; never
+    /// serialized (an audit's diff view shows it).
+    #[serde(skip)]
+    pub text: Option<String>,
 }
 
 impl PageRecord {
     /// The record of a page seen in a run rather than read from an index
     /// (`id` 0, no crawl, `fetched_at` 0): `url` as asked for, what its
-    /// exchange answered (none for a local file), what its fingerprint's
-    /// markup said ([`RecordMeta::of`]) and its content's sizes and digest.
-    pub fn observed(
-        url: String,
-        fingerprint: Option<&crate::fingerprint::Fingerprint>,
-        exchange: Option<&Exchange>,
-    ) -> PageRecord {
-        let meta = RecordMeta::of(
-            fingerprint.and_then(|f| f.meta.as_deref()),
-            fingerprint.and_then(|f| f.title.as_deref()),
-            exchange,
-        );
+    /// exchange answered (none for a local file), and what the page showed
+    /// (its markup merged with the exchange's headers by [`RecordMeta::of`],
+    /// its main text). Its content's sizes and digest are
+    /// [`PageRecord::with_content`]'s.
+    pub fn observed(url: String, page: Option<PageView>, exchange: Option<&Exchange>) -> PageRecord {
+        let page = page.unwrap_or_default();
+        let meta = RecordMeta::of(page.meta.as_deref(), page.title.as_deref(), exchange);
         let error = exchange.and_then(|e| e.error.clone());
         PageRecord {
             id: 0,
@@ -272,11 +283,19 @@ impl PageRecord {
             error: error.map(|e| e.1),
             meta,
             redirects: exchange.map(|e| e.redirects.clone()).unwrap_or_default(),
-            word_count: fingerprint.map_or(0, |f| f.word_count),
-            digest: fingerprint.map(|f| f.digest_hex()),
-            simhash: fingerprint.map(|f| f.simhash),
-            shingle_count: fingerprint.map_or(0, |f| f.shingles.len()),
+            word_count: 0,
+            digest: None,
+            simhash: None,
+            shingle_count: 0,
+            text: page.text,
         }
+    }
+
+    /// The record with its content's sizes and digest: its words, the MD5
+    /// of its normalized text, its SimHash and its count of shingles.
+    pub fn with_content(self, word_count: usize, digest: &[u8; 16], simhash: u64, shingle_count: usize) -> PageRecord {
+        let digest = Some(digest.iter().map(|b| format!("{b:02x}")).collect());
+        PageRecord { word_count, digest, simhash: Some(simhash), shingle_count, ..self }
     }
 
     /// Where the content was actually served: the final URL, else the URL.

@@ -9,8 +9,9 @@ use crate::codec::{decode_u32s, decode_u64s, inflate};
 use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page};
 use crate::{Error, Index, PageRecord, Result};
 
-/// One stored page of a crawl, read back: its record, and its fingerprint
-/// or why the row cannot be decoded.
+/// One stored page of a crawl, read back: its record (with its main text
+/// when it was stored), and its fingerprint or why the row cannot be
+/// decoded.
 #[derive(Debug)]
 pub struct CrawlRow {
     /// The page's record; for a row whose record itself cannot be decoded,
@@ -39,8 +40,8 @@ impl Index {
             while let Some(row) = rows.next()? {
                 let key = DocKey::at(out.len());
                 out.push(match stored_page(row) {
-                    Ok(page) => {
-                        let fingerprint = fingerprint_of(row, &page, key, permutations);
+                    Ok(mut page) => {
+                        let fingerprint = fingerprint_of(row, &mut page, key, permutations);
                         CrawlRow { page, fingerprint }
                     }
                     Err(e) => {
@@ -59,10 +60,11 @@ impl Index {
     }
 }
 
-/// The fingerprint of a stored row whose record reads as `page`.
+/// The fingerprint of a stored row whose record reads as `page`; the row's
+/// main text, when it has content and a text, goes to `page`.
 fn fingerprint_of(
     row: &rusqlite::Row,
-    page: &PageRecord,
+    page: &mut PageRecord,
     key: DocKey,
     permutations: usize,
 ) -> Result<Option<Fingerprint>> {
@@ -84,10 +86,9 @@ fn fingerprint_of(
     if minhash.len() != permutations {
         return Err(corrupt(format!("MinHash signature of {} values, not {permutations}", minhash.len())));
     }
-    let mut f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
-    f.title = page.meta.title.clone();
+    let f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
     let deflated: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 3).map_err(|e| corrupt(e.to_string()))?;
-    f.text = match deflated {
+    page.text = match deflated {
         Some(blob) => Some(inflate(&blob, page.id)?),
         None => row.get(PAGE_COLUMN_COUNT + 2).map_err(|e| corrupt(e.to_string()))?,
     };

@@ -539,7 +539,7 @@ impl Index {
             self.delete_in(tx, id, minhash, deletions)?;
         }
         let fp = page.fingerprint.as_ref();
-        let text = fp.and_then(|f| f.text.as_deref());
+        let text = fp.and(page.record.text.as_deref());
         let redirects = (!page.record.redirects.is_empty())
             .then(|| serde_json::to_string(&page.record.redirects))
             .transpose()

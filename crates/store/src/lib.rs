@@ -46,4 +46,6 @@ pub use page::{Page, now};
 pub use read::{CheckResult, CrawlStats, Match, Stats};
 pub use settings::{ApplySettings, Settings};
 // A page as stored is the core's page record.
-pub use webdup_core::page::{CanonicalSource, Crawl, NoindexSource, PageRecord, RecordMeta, iso8601_utc};
+pub use webdup_core::page::{
+    CanonicalSource, Crawl, Exchange, NoindexSource, PageRecord, PageView, RecordMeta, iso8601_utc,
+};

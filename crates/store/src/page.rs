@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use webdup_core::fingerprint::Fingerprint;
-use webdup_core::page::{CanonicalSource, NoindexSource, PageRecord, RecordMeta};
+use webdup_core::page::{CanonicalSource, Exchange, NoindexSource, PageRecord, PageView, RecordMeta};
 
 use crate::{Error, Result, Unsuppressed};
 
@@ -15,7 +15,8 @@ use crate::{Error, Result, Unsuppressed};
 pub struct Page {
     pub record: PageRecord,
     /// The content; `None` for pages that could not be fetched or read.
-    /// Its `text`, when set, is stored too (for the audit's diff view).
+    /// The record's `text`, when set, is stored too (for the audit's diff
+    /// view).
     pub fingerprint: Option<Fingerprint>,
     /// The fingerprint before its site's template was dropped, when the
     /// page came alone: the index then learns the site's template from it
@@ -29,17 +30,37 @@ pub fn now() -> i64 {
 }
 
 impl Page {
-    /// A page with content; its title, metadata and main text (when the
-    /// fingerprint kept them, see `webdup::Config::keep_pages`) come from the
-    /// fingerprint.
+    /// A page with content and nothing else known of it (its title, metadata
+    /// or main text may be set in its `record`; see [`Page::observed`]).
     pub fn new(crawl: impl Into<String>, url: impl Into<String>, fingerprint: Fingerprint) -> Page {
-        let record = PageRecord::observed(url.into(), Some(&fingerprint), None);
+        Page::observed(crawl, url, fingerprint, None, None)
+    }
+
+    /// A page with content, its record made once from what the page showed
+    /// (`webdup`'s `Fingerprinter::fingerprint_page` gives it) and what its
+    /// exchange answered, merged by the core's one rule
+    /// ([`PageRecord::observed`]).
+    pub fn observed(
+        crawl: impl Into<String>,
+        url: impl Into<String>,
+        fingerprint: Fingerprint,
+        page: Option<PageView>,
+        exchange: Option<&Exchange>,
+    ) -> Page {
+        let f = &fingerprint;
+        let record = PageRecord::observed(url.into(), page, exchange).with_content(
+            f.word_count,
+            &f.digest,
+            f.simhash,
+            f.shingles.len(),
+        );
         Page::of_record(crawl, record, Some(fingerprint))
     }
 
     /// A page whose record was made already (by a run, or by a crawler with
-    /// what it saw of the exchange: see the core's [`PageRecord::observed`]),
-    /// fetched now into `crawl`, with its content if it had any.
+    /// what it saw of the exchange: see the core's [`PageRecord::observed`]
+    /// and [`PageRecord::with_content`]), fetched now into `crawl`, with its
+    /// content if it had any.
     pub fn of_record(crawl: impl Into<String>, record: PageRecord, fingerprint: Option<Fingerprint>) -> Page {
         Page {
             record: PageRecord { crawl: crawl.into(), fetched_at: now(), ..record },
@@ -79,9 +100,7 @@ impl Page {
     /// Drops the main text: the page is stored without it (smaller; an
     /// audit of the index then cannot show this page's text).
     pub fn without_text(mut self) -> Page {
-        if let Some(f) = &mut self.fingerprint {
-            f.text = None;
-        }
+        self.record.text = None;
         self
     }
 
@@ -139,6 +158,7 @@ pub(crate) fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<PageRecord> {
         digest: digest.map(|d| d.iter().map(|b| format!("{b:02x}")).collect()),
         simhash: r.get::<_, Option<i64>>(15)?.map(|s| s as u64),
         shingle_count: r.get::<_, i64>(16)? as usize,
+        text: None,
     })
 }
 

@@ -342,8 +342,8 @@ impl Index {
 
     /// Every page of `crawl` in insertion order, each with its fingerprint
     /// rebuilt from the stored parts (`None` for pages without content): the
-    /// shingles, MD5, MinHash, SimHash and word count as stored, its title,
-    /// and its main text when it was stored (schema version 3 on). Nothing
+    /// shingles, MD5, MinHash, SimHash and word count as stored; the record
+    /// holds the main text when it was stored (schema version 3 on). Nothing
     /// is fetched or extracted again. Fingerprint ids are the pages' URLs
     /// and keys their positions in the crawl. The first row that cannot be
     /// decoded fails the whole; [`Index::crawl_rows`] reads past it.

@@ -414,18 +414,21 @@ impl Loaded {
         learned
     }
 
-    /// The run's pages from its documents, failures and fetch records, each
-    /// joined by key to what its fetch recorded: the one place a page and
-    /// its exchange meet. A fetch that redirected to a page of the run and
-    /// has no document of its own (it was folded) is a `Redirect`.
+    /// The run's pages from its documents (with what their pages showed,
+    /// taken from [`Corpus::pages`]), failures and fetch records, each joined
+    /// by key to what its fetch recorded: the one place a page and its
+    /// exchange meet. A fetch that redirected and has no document of its own
+    /// is a `Redirect`.
     fn record_pages(&mut self) {
         let by_key: HashMap<DocKey, &FetchRecord> = self.fetches.iter().map(|r| (r.key, r)).collect();
         let exchange = |key: DocKey| by_key.get(&key).map(|r| Exchange::from(*r));
         let url_of = |id: &str, key: DocKey| by_key.get(&key).and_then(|r| r.url.clone()).unwrap_or_else(|| id.into());
+        let mut shown = std::mem::take(&mut self.corpus.pages);
         let corpus = &self.corpus;
         let mut pages = Vec::with_capacity(corpus.len());
         for d in &corpus.docs {
-            let record = PageRecord::observed(url_of(&d.id, d.key), Some(d), exchange(d.key).as_ref());
+            let record = PageRecord::observed(url_of(&d.id, d.key), shown.remove(&d.key), exchange(d.key).as_ref())
+                .with_content(d.word_count, &d.digest, d.simhash, d.shingles.len());
             pages.push(RunPage { key: d.key, id: d.id.clone(), record, content: Content::Doc(d.key) });
         }
         for e in &corpus.errors {
@@ -474,9 +477,19 @@ impl Loaded {
                 });
             }
         }
+        let folded: HashSet<DocKey> =
+            corpus.docs.iter().zip(&into).filter(|(_, k)| k.is_some()).map(|(d, _)| d.key).collect();
         let mut keep = into.iter().map(Option::is_none);
         corpus.docs.retain(|_| keep.next().unwrap_or(true));
-        self.record_pages();
+        // A folded page is listed as its fetch recorded it: the URL asked
+        // for, where it ended, through which redirects.
+        for p in self.pages.iter_mut().filter(|p| folded.contains(&p.key)) {
+            if let Some(r) = by_key.get(&p.key) {
+                let url = r.url.clone().unwrap_or_else(|| r.id.clone());
+                p.record = PageRecord::observed(url, None, Some(&Exchange::from(*r)));
+                p.content = Content::Redirect;
+            }
+        }
     }
 }
 

@@ -79,7 +79,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
         })
         .collect();
     let built = build(&loaded.corpus, &pages, &clustering, config, audit);
-    let texts = AuditTexts::build(&Threads, &loaded.corpus.docs, &clustering, &built);
+    let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
     Audited { corpus: loaded.corpus, clustering, audit: built, texts }
 }
 

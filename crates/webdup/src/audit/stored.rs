@@ -21,9 +21,10 @@
 //! let fp = Fingerprinter::new(&config);
 //! let text = "the river path was restored this spring with new gravel and benches along the bank";
 //! for url in ["https://example.com/a", "https://example.com/b"] {
-//!     let mut f = fp.fingerprint_text(url.into(), webdup::DocKey(0), text, None, "none").unwrap();
-//!     f.text = Some(text.into());
-//!     index.insert(&Page::new("2024-09", url, f)).unwrap();
+//!     let f = fp.fingerprint_text(url.into(), webdup::DocKey(0), text).unwrap();
+//!     let mut page = Page::new("2024-09", url, f);
+//!     page.record.text = Some(text.into());
+//!     index.insert(&page).unwrap();
 //! }
 //! drop(index);
 //!
@@ -95,9 +96,12 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
         kind: "index",
         index: index.path().display().to_string(),
         crawl,
-        pages_without_text: corpus.docs.iter().filter(|d| d.text.is_none()).count(),
+        pages_without_text: pages
+            .iter()
+            .filter(|p| matches!(p.content, Content::Doc(_)) && p.record.text.is_none())
+            .count(),
     });
-    let texts = AuditTexts::build(&Threads, &corpus.docs, &clustering, &built);
+    let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
     Ok(Audited { corpus, clustering, audit: built, texts })
 }
 
@@ -138,6 +142,7 @@ mod tests {
             digest: None,
             simhash: None,
             shingle_count: 0,
+            text: None,
         }
     }
 

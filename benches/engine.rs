@@ -35,7 +35,7 @@ fn shingling(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("shingle a 500-word text", |b| b.iter(|| s.shingle(black_box(text))));
     g.bench_function("fingerprint a 500-word text (shingle + minhash + simhash)", |b| {
-        b.iter(|| fp.fingerprint_text("d".into(), DocKey(0), black_box(text), None, "none"))
+        b.iter(|| fp.fingerprint_text("d".into(), DocKey(0), black_box(text)))
     });
     g.finish();
 }

@@ -69,9 +69,7 @@ fn main() -> anyhow::Result<()> {
         let checked = if learning {
             crawler.check_and_insert(&page).map(|c| c.result)
         } else {
-            crawler
-                .fingerprint(&page)
-                .and_then(|fp| Ok(crawler.index().check_and_insert(&crawler.record(&page, fp)).map(|(r, _)| r)?))
+            crawler.record(&page).and_then(|row| Ok(crawler.index().check_and_insert(&row).map(|(r, _)| r)?))
         };
         let result = match checked {
             Ok(r) => r,

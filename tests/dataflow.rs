@@ -89,7 +89,7 @@ fn hub_and_spokes(root: &Path, spokes: usize) {
                 text.push(word);
             }
             // The whole text, fingerprinted as `cluster` does, must agree.
-            let f = fingerprinter.fingerprint_text("s".into(), DocKey(0), &text.join(" "), None, "none").unwrap();
+            let f = fingerprinter.fingerprint_text("s".into(), DocKey(0), &text.join(" ")).unwrap();
             let shared: Vec<usize> =
                 (0..params.bands).filter(|&b| band_key(&f.minhash, params, b) == hub_bands[b]).collect();
             if shared == [target] {

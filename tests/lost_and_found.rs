@@ -250,7 +250,7 @@ fn apache_map_leaves_no_condition_of_a_skipped_url_before_the_next_rule() {
     let texts =
         corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, seed: 11, ..Default::default() });
     let page = |crawl: &str, url: &str, text: &str| {
-        Page::new(crawl, url, fp.fingerprint_text(url.into(), webdup::DocKey(0), text, None, "none").unwrap())
+        Page::new(crawl, url, fp.fingerprint_text(url.into(), webdup::DocKey(0), text).unwrap())
     };
     for (crawl, url, text) in [
         ("old", "https://skipped.test/old%20page?id=1", &texts[0]),

@@ -18,7 +18,7 @@ fn texts(n: usize, seed: u64) -> Vec<String> {
 }
 
 fn fingerprint(fp: &Fingerprinter, url: &str, text: &str) -> Fingerprint {
-    fp.fingerprint_text(url.into(), DocKey(0), text, Some(format!("title of {url}")), "none").unwrap()
+    fp.fingerprint_text(url.into(), DocKey(0), text).unwrap()
 }
 
 /// Replaces every `every`-th word, for a near duplicate.
@@ -68,9 +68,14 @@ fn insert_replaces_the_same_crawl_and_url_and_remove_cleans_bands() {
     let index = Index::open(dir.path().join("i.db"), &config).unwrap();
     let fp = Fingerprinter::new(&config);
     let t = texts(3, 11);
-    index.insert(&Page::new("c1", "https://a.test/p", fingerprint(&fp, "p", &t[0]))).unwrap();
-    index.insert(&Page::new("c1", "https://a.test/p", fingerprint(&fp, "p", &t[1]))).unwrap();
-    index.insert(&Page::new("c2", "https://a.test/p", fingerprint(&fp, "p", &t[1]))).unwrap();
+    let titled = |crawl: &str, f: Fingerprint| {
+        let mut page = Page::new(crawl, "https://a.test/p", f);
+        page.record.meta.title = Some("title of p".into());
+        page
+    };
+    index.insert(&titled("c1", fingerprint(&fp, "p", &t[0]))).unwrap();
+    index.insert(&titled("c1", fingerprint(&fp, "p", &t[1]))).unwrap();
+    index.insert(&titled("c2", fingerprint(&fp, "p", &t[1]))).unwrap();
     index.insert(&Page::failed("c2", "https://a.test/gone", "http_status", "HTTP 404")).unwrap();
     let s = index.stats().unwrap();
     assert_eq!((s.pages, s.with_content, s.distinct_urls), (3, 2, 2));
@@ -117,8 +122,7 @@ fn other_settings_are_refused_by_name() {
     assert!(e.to_string().contains("permutations = 128"), "{e}");
     // A fingerprint made elsewhere with other settings cannot be checked or inserted.
     let index = Index::open(&path, &config()).unwrap();
-    let small =
-        Fingerprinter::new(&other).fingerprint_text("u".into(), DocKey(0), &texts(1, 1)[0], None, "none").unwrap();
+    let small = Fingerprinter::new(&other).fingerprint_text("u".into(), DocKey(0), &texts(1, 1)[0]).unwrap();
     assert!(matches!(index.check(&small), Err(Error::Fingerprint { .. })));
     assert!(matches!(index.insert(&Page::new("c", "u", small)), Err(Error::Fingerprint { .. })));
 }
@@ -247,8 +251,8 @@ fn page_metadata_from_extraction_is_stored() {
         body: html,
         url: None,
     };
-    let f = fp.fingerprint(raw).unwrap();
-    index.insert(&Page::new("c1", "https://shop.example/widget?print=1", f)).unwrap();
+    let (f, shown) = fp.fingerprint_page(raw).unwrap();
+    index.insert(&Page::observed("c1", "https://shop.example/widget?print=1", f, Some(shown), None)).unwrap();
     let stored = index.get("https://shop.example/widget?print=1").unwrap();
     let m = &stored[0].meta;
     assert_eq!(m.title.as_deref(), Some("Blue widget"));
@@ -256,15 +260,18 @@ fn page_metadata_from_extraction_is_stored() {
     assert_eq!(m.h1.as_deref(), Some("The blue widget"));
     assert_eq!(m.canonical.as_deref(), Some("https://shop.example/widget"));
     assert_eq!(m.noindex, Some(true));
-    assert_eq!((m.canonical_source.as_deref(), m.noindex_source.as_deref()), (Some("html"), Some("meta")));
+    assert_eq!(
+        (m.canonical_source.map(|s| s.as_str()), m.noindex_source.map(|s| s.as_str())),
+        (Some("html"), Some("meta"))
+    );
     // The main text is stored by default, and can be left out.
-    let (_, f) = &index.crawl_fingerprints("c1").unwrap()[0];
-    assert!(f.as_ref().unwrap().text.as_deref().is_some_and(|t| t.contains(&body[..40])));
-    let f = fp.fingerprint_text("https://shop.example/b".into(), DocKey(0), &body, None, "none").unwrap();
+    let (p, _) = &index.crawl_fingerprints("c1").unwrap()[0];
+    assert!(p.text.as_deref().is_some_and(|t| t.contains(&body[..40])));
+    let f = fp.fingerprint_text("https://shop.example/b".into(), DocKey(0), &body).unwrap();
     let mut page = Page::new("c2", "https://shop.example/b", f);
-    page.fingerprint.as_mut().unwrap().text = Some(body.clone());
+    page.record.text = Some(body.clone());
     index.insert(&page.without_text()).unwrap();
-    assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].1.as_ref().unwrap().text, None);
+    assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].0.text, None);
 }
 
 /// The responses before a page's final one are kept, for audits of the index.
@@ -309,12 +316,12 @@ fn long_main_texts_are_stored_compressed_and_read_back_whole() {
     let long = format!("{}\n{}\n\nÉté, naïve café: ünïcödé survives.", article(1), article(2));
     let short = "A short note: the ferry runs at nine.".to_string();
     for (url, text) in [("https://a.test/long", &long), ("https://a.test/short", &short)] {
-        let mut f = fingerprint(&fp, url, text);
-        f.text = Some(text.clone());
-        index.insert(&Page::new("c1", url, f)).unwrap();
+        let mut page = Page::new("c1", url, fingerprint(&fp, url, text));
+        page.record.text = Some(text.clone());
+        index.insert(&page).unwrap();
     }
     let stored = index.crawl_fingerprints("c1").unwrap();
-    let texts: Vec<_> = stored.iter().map(|(_, f)| f.as_ref().unwrap().text.clone().unwrap()).collect();
+    let texts: Vec<_> = stored.iter().map(|(p, _)| p.text.clone().unwrap()).collect();
     assert_eq!(texts, [long.clone(), short.clone()]);
     drop(index);
 

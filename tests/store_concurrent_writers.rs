@@ -44,7 +44,7 @@ fn two_index_handles_insert_concurrently_without_failures() {
                 for i in 0..PER_THREAD {
                     let n = (h * THREADS + th) * PER_THREAD + i;
                     let url = format!("https://two.test/{n}");
-                    let f = fp.fingerprint_text(url.clone(), webdup::DocKey::at(n), &t[n], None, "none").unwrap();
+                    let f = fp.fingerprint_text(url.clone(), webdup::DocKey::at(n), &t[n]).unwrap();
                     if let Err(e) = index.insert(&Page::new("c", url, f)) {
                         failures.push(e.to_string());
                     }

@@ -213,9 +213,11 @@ pub fn cluster(work: &Path, config: &Config, exec: &Cluster) -> Result<Outcome, 
     // the workers run: they need only the pages folded into a redirect, at
     // the start of the edges stage.
     let light = read_light(work, tasks).and_then(|light| {
-        let (mut corpus, fetches) = light_corpus(&light)?;
+        let (corpus, fetches) = light_corpus(&light)?;
         let before: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
-        let redirected = webdup::run::fold_redirects(&mut corpus, &fetches);
+        let mut run = webdup::run::Loaded { corpus, fetches, ..Default::default() };
+        run.fold_redirects();
+        let webdup::run::Loaded { corpus, fetches, redirected, .. } = run;
         let kept: BTreeSet<u64> = corpus.docs.iter().map(|d| d.key.0).collect();
         let folded: BTreeSet<u64> = before.difference(&kept).copied().collect();
         Ok(((light, corpus, fetches, redirected), folded))

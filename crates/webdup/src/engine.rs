@@ -7,6 +7,8 @@
 //! the other questions (the core's [`webdup_core::dedup`], run here on
 //! rayon's pool). Each stage only reads the output of the one before.
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -60,9 +62,10 @@ pub struct Config {
     /// Site-template suppression before sketching; off when `None`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateConfig>,
-    /// Keep each page's metadata and main text in its [`Fingerprint`]. Off
-    /// by default: `cluster` does not show them, and at 100,000 pages the
-    /// texts would outweigh the fingerprints; `audit` turns it on.
+    /// Keep each page's metadata and main text (its [`PageView`], in
+    /// [`Corpus::pages`]). Off by default: `cluster` does not show them, and
+    /// at 100,000 pages the texts would outweigh the fingerprints; `audit`
+    /// turns it on.
     #[serde(skip)]
     pub keep_pages: bool,
     /// Leave each page's SimHash at 0: for fingerprints that only MinHash
@@ -143,6 +146,7 @@ impl Config {
 }
 
 pub use webdup_core::fingerprint::Fingerprint;
+pub use webdup_core::page::PageView;
 pub use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings, MatchSettings, RunSettings};
 
 impl Config {
@@ -269,33 +273,42 @@ impl Fingerprinter {
 
     /// Extracts (HTML only), shingles and sketches one document.
     pub fn fingerprint(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
-        let mut f = self.fingerprint_unsketched(raw)?;
+        Ok(self.fingerprint_page(raw)?.0)
+    }
+
+    /// [`Fingerprinter::fingerprint`], with what the page showed (see
+    /// [`Fingerprinter::fingerprint_unsketched`]): what its record is made of.
+    pub fn fingerprint_page(&self, raw: RawDocument) -> Result<(Fingerprint, PageView), DocError> {
+        let (mut f, page) = self.fingerprint_unsketched(raw)?;
         self.sketch(&mut f);
-        Ok(f)
+        Ok((f, page))
     }
 
     /// Extracts and shingles one document, leaving its sketches empty until
     /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
-    pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
+    /// Beside its fingerprint, what the page showed: the title its extractor
+    /// found and, when the fingerprinter keeps pages, its metadata and main
+    /// text.
+    pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<(Fingerprint, PageView), DocError> {
         // The address after redirects, else the one asked for: extractors
         // use it to recognise the site, and canonicals resolve against it.
         let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
-        let (text, title, extractor, meta, context) = match raw.format {
-            Format::Text => (raw.body, None, "none", None, None),
+        let (text, title, meta, context) = match raw.format {
+            Format::Text => (raw.body, None, None, None),
             Format::Html if self.keep_pages => {
                 let p = extract::extract_page_with(&raw.body, url, &self.extract, false)
                     .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
-                (p.text, p.extracted_title, p.extractor, Some(Box::new(p.meta)), p.context)
+                (p.text, p.extracted_title, Some(Box::new(p.meta)), p.context)
             }
             // The same extraction, without reading the metadata no report
             // of this run shows.
             Format::Html => {
                 let e = extract::extract_with_url(&raw.body, url, &self.extract)
                     .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
-                (e.text, e.title, e.extractor, None, e.context)
+                (e.text, e.title, None, e.context)
             }
         };
-        let mut f = self.shingle_text(raw.id, raw.key, &text, title, extractor)?;
+        let mut f = self.shingle_text(raw.id, raw.key, &text)?;
         if self.learns_templates
             && let Some(context) = context
         {
@@ -308,37 +321,20 @@ impl Fingerprinter {
             all.shrink_to_fit();
             f.context = all;
         }
-        if self.keep_pages {
-            f.meta = meta;
-            f.text = Some(text);
-        }
-        Ok(f)
+        let page = PageView { title, meta, text: self.keep_pages.then_some(text) };
+        Ok((f, page))
     }
 
     /// Shingles and sketches text that needs no extraction.
-    pub fn fingerprint_text(
-        &self,
-        id: String,
-        key: DocKey,
-        text: &str,
-        title: Option<String>,
-        extractor: &'static str,
-    ) -> Result<Fingerprint, DocError> {
-        let mut f = self.shingle_text(id, key, text, title, extractor)?;
+    pub fn fingerprint_text(&self, id: String, key: DocKey, text: &str) -> Result<Fingerprint, DocError> {
+        let mut f = self.shingle_text(id, key, text)?;
         self.sketch(&mut f);
         Ok(f)
     }
 
     /// Shingles text that needs no extraction, leaving its sketches empty
     /// until [`Fingerprinter::sketch`] (see [`Fingerprinter::fingerprint_unsketched`]).
-    pub fn shingle_text(
-        &self,
-        id: String,
-        key: DocKey,
-        text: &str,
-        title: Option<String>,
-        extractor: &'static str,
-    ) -> Result<Fingerprint, DocError> {
+    pub fn shingle_text(&self, id: String, key: DocKey, text: &str) -> Result<Fingerprint, DocError> {
         let sh = self.shingler.shingle(text);
         if sh.hashes.is_empty() {
             return Err(DocError::new(id, key, DocErrorKind::NoText, "no words found in the document's text"));
@@ -360,15 +356,11 @@ impl Fingerprinter {
         Ok(Fingerprint {
             id,
             key,
-            title,
-            extractor: std::borrow::Cow::Borrowed(extractor),
             word_count: sh.word_count,
             shingles: sh.hashes,
             digest: sh.digest,
             minhash: Signature::default(),
             simhash,
-            meta: None,
-            text: None,
             terms,
             context: Vec::new(),
         })
@@ -393,11 +385,17 @@ impl Fingerprinter {
 
 pub use webdup_core::progress::{Progress, Quiet};
 
-/// The fingerprinted documents of a run and the ones that failed.
+/// The fingerprinted documents of a run, what their pages showed, and the
+/// documents that failed.
 #[derive(Debug, Default)]
 pub struct Corpus {
     /// By key (input order).
     pub docs: Vec<Fingerprint>,
+    /// What each fingerprinted document's page showed (its extractor's
+    /// title; its metadata and main text with [`Config::keep_pages`]), by
+    /// key, until a run makes its pages' records of them
+    /// (`webdup::run::Loaded::finish`).
+    pub pages: BTreeMap<DocKey, PageView>,
     /// By key (input order).
     pub errors: Vec<DocError>,
 }
@@ -480,7 +478,10 @@ impl Corpus {
         let mut corpus = Corpus::default();
         for r in results {
             match r {
-                Ok(f) => corpus.docs.push(f),
+                Ok((f, page)) => {
+                    corpus.pages.insert(f.key, page);
+                    corpus.docs.push(f);
+                }
                 Err(e) => corpus.errors.push(e),
             }
         }
@@ -627,7 +628,7 @@ mod tests {
                 body: html.clone(),
                 url: url.map(str::to_string),
             };
-            fp.fingerprint(raw).unwrap().meta.and_then(|m| m.canonical)
+            fp.fingerprint_unsketched(raw).unwrap().1.meta.and_then(|m| m.canonical)
         };
         assert_eq!(canonical(Some("https://new.example/b/page")).as_deref(), Some("https://new.example/b/guide"));
         assert_eq!(canonical(None).as_deref(), Some("https://old.example/a/guide"));

@@ -14,8 +14,8 @@
 //! let config = Config::default().validate().unwrap();
 //! let fp = Fingerprinter::new(&config);
 //! let text = "the quick brown fox jumps over the lazy dog by the river bank today";
-//! let a = fp.fingerprint_text("a".into(), webdup::DocKey(0), text, None, "none").unwrap();
-//! let b = fp.fingerprint_text("b".into(), webdup::DocKey(1), &text.replace("today", "again"), None, "none").unwrap();
+//! let a = fp.fingerprint_text("a".into(), webdup::DocKey(0), text).unwrap();
+//! let b = fp.fingerprint_text("b".into(), webdup::DocKey(1), &text.replace("today", "again")).unwrap();
 //! let c = compare(&a, &b, config.threshold);
 //! assert!(c.jaccard > 0.8 && !c.exact);
 //! ```
@@ -53,11 +53,11 @@ pub mod serve;
 /// let index = Index::open(dir.path().join("webdup.db"), &config).unwrap();
 /// let fp = Fingerprinter::new(&config);
 /// let text = "the river path was restored this spring with new gravel and benches along the bank";
-/// let page = fp.fingerprint_text("https://example.com/a".into(), webdup::DocKey(0), text, None, "none").unwrap();
+/// let page = fp.fingerprint_text("https://example.com/a".into(), webdup::DocKey(0), text).unwrap();
 /// index.insert(&Page::new("monday", "https://example.com/a", page)).unwrap();
 ///
 /// // Later, another URL with the same text:
-/// let seen = fp.fingerprint_text("https://example.com/b".into(), webdup::DocKey(0), text, None, "none").unwrap();
+/// let seen = fp.fingerprint_text("https://example.com/b".into(), webdup::DocKey(0), text).unwrap();
 /// let result = index.check(&seen).unwrap();
 /// assert_eq!(result.exact[0].url, "https://example.com/a");
 /// assert_eq!(index.stats().unwrap().pages, 1);
@@ -65,7 +65,9 @@ pub mod serve;
 #[cfg(feature = "store")]
 pub mod store {
     pub use webdup_store::*;
+    #[cfg(feature = "http")]
     mod pages;
+    #[cfg(feature = "http")]
     pub use pages::pages_of;
 
     /// Lost and found over an index's crawls: [`mod@webdup_seo::lost_and_found`]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use webdup::engine::{self, Measure};
 use webdup::report::{ClusterReport, IndexedClusterReport, IndexedRow};
 use webdup::run::Loaded;
-use webdup::store::{CheckResult, Index, StoredPage, pages_of};
+use webdup::store::{CheckResult, Index, PageRecord, pages_of};
 
 use crate::args::{CommonArgs, IndexCommand, OutputArgs, SettingsArgs};
 use crate::common::{Bar, EXIT_SOME_FAILED, exit_for, load_corpus_with, new_run, report_archives, write_output};
@@ -162,15 +162,16 @@ fn add(
     // transaction, and never changes what is stored), and kept with the
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
-    let Loaded { mut corpus, fetches, warc } = run.load(collected.sources, &config, &Bar::new(common.quiet))?;
-    report_archives(&warc, common.quiet);
+    let mut loaded = run.load(collected.sources, &config, &Bar::new(common.quiet))?;
+    report_archives(&loaded.warc, common.quiet);
     if !keep_text {
-        for d in &mut corpus.docs {
-            d.text = None;
+        for page in loaded.corpus.pages.values_mut() {
+            page.text = None;
         }
     }
-    let learned = corpus.finish(&config, &index.templates()?);
-    let pages = pages_of(crawl, corpus, &fetches);
+    let learned = loaded.finish(&config, &index.templates()?);
+    let warc = std::mem::take(&mut loaded.warc);
+    let pages = pages_of(crawl, loaded);
     let summary = AddSummary {
         crawl,
         index: path.display().to_string(),
@@ -198,7 +199,7 @@ fn add(
 struct QueryReport {
     input: String,
     /// What the index holds under this exact URL, if anything.
-    stored: Vec<StoredPage>,
+    stored: Vec<PageRecord>,
     #[serde(flatten)]
     result: CheckResult,
 }
@@ -257,7 +258,7 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
         }
     };
     // Sites with too few pages in this run take the template the index learned.
-    let Loaded { corpus, fetches, warc } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
+    let Loaded { corpus, fetches, warc, .. } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
     let clustering = engine::find_duplicates(&corpus, &config);
     let mut report = ClusterReport::new(&corpus, &clustering, &config);
     report.fetches = fetches;

@@ -19,7 +19,7 @@ use crate::fetch::FetchRecord;
 
 /// An input whose fetch redirected to a page another input of the run
 /// already is: one page, reported once, under the input kept for it (see
-/// `run::fold_redirects`).
+/// `run::Loaded::fold_redirects`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Redirected {
     /// The input as given.

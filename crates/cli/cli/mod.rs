@@ -26,10 +26,8 @@ use webdup::source::ReadLimits;
 use webdup::template::Templates;
 
 use args::{Cli, Command, CommonArgs, EvalCommand, EvalFormat, OutputArgs, TextFormat};
-use webdup::extract::{
-    ExtractorKind,
-    eval::{self, EvalOptions},
-};
+use webdup::extract::ExtractorKind;
+use webdup_eval::extract::{EvalOptions, evaluate};
 
 /// Exit code when the run completed but some inputs failed.
 const EXIT_SOME_FAILED: u8 = 1;
@@ -119,8 +117,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 threads,
             };
             let progress = progress::Bar::new(false);
-            let report = eval::evaluate(&dir, &options, &progress)
-                .with_context(|| format!("cannot evaluate {}", dir.display()))?;
+            let report =
+                evaluate(&dir, &options, &progress).with_context(|| format!("cannot evaluate {}", dir.display()))?;
             print_eval(format, &report)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -128,11 +126,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let read = |p: &std::path::PathBuf| {
                 std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))
             };
-            let truth = webdup::score::Truth::parse(&read(&truth)?)
+            let truth = webdup_eval::score::Truth::parse(&read(&truth)?)
                 .with_context(|| format!("invalid truth file {}", truth.display()))?;
-            let predicted = webdup::score::Clustering::parse(&read(&clustering)?)
+            let predicted = webdup_eval::score::Clustering::parse(&read(&clustering)?)
                 .with_context(|| format!("invalid clustering {}", clustering.display()))?;
-            let score = webdup::score::score(&truth, &predicted);
+            let score = webdup_eval::score::score(&truth, &predicted);
             print_eval(format, &score)?;
             Ok(ExitCode::SUCCESS)
         }

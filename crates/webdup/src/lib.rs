@@ -32,12 +32,10 @@ pub use webdup_web::warc;
 pub use webdup_web::{decode, error, extract, fetch, source};
 
 pub mod audit;
-pub mod corpus;
 pub mod engine;
 pub mod report;
 #[cfg(feature = "http")]
 pub mod run;
-pub mod score;
 /// The crawl index (webdup-store), and its HTTP API (feature `serve`).
 ///
 /// ```
@@ -87,7 +85,6 @@ pub mod store {
 }
 /// SEO reports over recorded crawls (webdup-seo).
 pub use webdup_seo as seo;
-pub mod synth;
 pub mod threads;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};

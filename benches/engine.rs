@@ -12,7 +12,7 @@ use webdup::index::HammingTables;
 use webdup::shingle::{ShingleConfig, Shingler, fmix64};
 use webdup::sketch::MinHasher;
 use webdup::sketch::minhash::splitmix64;
-use webdup::synth::{self, SynthConfig};
+use webdup_eval::synth::{self, SynthConfig};
 
 fn one_core<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool").install(f)

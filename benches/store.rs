@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use webdup::DocKey;
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
 use webdup::store::{Index, Page};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 const CHUNK: usize = 10_000;
 

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use webdup::engine::{self, Config, Corpus, Method};
 use webdup::source::{DocKey, Format, RawDocument};
-use webdup::synth::{self, SynthConfig};
+use webdup_eval::synth::{self, SynthConfig};
 
 fn build(texts: &[String], config: &Config) -> Corpus {
     let items: Vec<(usize, String)> = texts.iter().cloned().enumerate().collect();

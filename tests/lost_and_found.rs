@@ -241,7 +241,7 @@ fn redirect_map_finds_moved_content_with_high_precision_and_recall() {
 fn apache_map_leaves_no_condition_of_a_skipped_url_before_the_next_rule() {
     use webdup::engine::{Config, Fingerprinter};
     use webdup::store::{Index, Page};
-    use webdup::synth::{SynthConfig, corpus};
+    use webdup_eval::synth::{SynthConfig, corpus};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("i.db");
     let config = Config::default().validate().unwrap();

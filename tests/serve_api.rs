@@ -9,7 +9,7 @@ mod serve_process;
 
 use serde_json::{Value, json};
 use serve_process::{call, start};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: 150, copy_share: 0.0, seed, ..Default::default() })

@@ -13,7 +13,7 @@ mod serve_process;
 
 use serde_json::{Value, json};
 use serve_process::{call, request, start};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, words: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: words, copy_share: 0.0, seed, ..Default::default() })

@@ -7,7 +7,7 @@ use webdup::DocKey;
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
 use webdup::fetch::Hop;
 use webdup::store::{Error, Index, Page};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn config() -> Config {
     Config::default().validate().unwrap()

@@ -18,7 +18,7 @@ use serve_process::{Server, request, start};
 const REQUEST_LIMIT: Duration = Duration::from_secs(40);
 use webdup::engine::{Config, Fingerprinter};
 use webdup::store::{Index, Page};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: 60, copy_share: 0.0, seed, ..Default::default() })

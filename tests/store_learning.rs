@@ -11,8 +11,8 @@ use std::sync::Arc;
 use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
 use webdup::store::{Index, LEARN_UNTIL};
-use webdup::synth::{SynthConfig, corpus};
 use webdup::template::{TemplateConfig, Templates};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 /// The command line's defaults (template suppression on), with one
 /// threshold for every pair: the cross-site one (0.5) would find the moved

@@ -6,7 +6,7 @@ use webdup::engine::{Config, Fingerprinter};
 use webdup::extract::ExtractorKind;
 use webdup::index::lsh::band_key;
 use webdup::store::{Index, Page, schema};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 /// Schema version 1, as released.
 /// The settings rows every schema version keeps in `meta`.

@@ -32,14 +32,12 @@ pub use webdup_web::warc;
 pub use webdup_web::{decode, error, extract, fetch, source};
 
 pub mod audit;
-pub mod corpus;
 #[cfg(feature = "store")]
 pub mod crawler;
 pub mod engine;
 pub mod report;
 #[cfg(feature = "http")]
 pub mod run;
-pub mod score;
 #[cfg(feature = "serve")]
 pub mod serve;
 /// The crawl index (webdup-store).
@@ -90,7 +88,6 @@ pub mod store {
 }
 /// SEO reports over recorded crawls (webdup-seo).
 pub use webdup_seo as seo;
-pub mod synth;
 pub mod threads;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};

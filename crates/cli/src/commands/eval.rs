@@ -6,10 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use webdup::extract::{
-    ExtractorKind,
-    eval::{self, EvalOptions},
-};
+use webdup::extract::ExtractorKind;
+use webdup_eval::extract::{EvalOptions, evaluate};
 
 use crate::args::{EvalFormat, ExtractorArg};
 use crate::common::Bar;
@@ -34,8 +32,7 @@ pub fn extract(
         threads,
     };
     let progress = Bar::new(false);
-    let report =
-        eval::evaluate(dir, &options, &progress).with_context(|| format!("cannot evaluate {}", dir.display()))?;
+    let report = evaluate(dir, &options, &progress).with_context(|| format!("cannot evaluate {}", dir.display()))?;
     print(format, &report)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -43,11 +40,11 @@ pub fn extract(
 /// `webdup eval cluster`: a clustering scored against labelled truth.
 pub fn cluster(truth: &Path, clustering: &Path, format: EvalFormat) -> anyhow::Result<ExitCode> {
     let read = |p: &Path| std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()));
-    let truth = webdup::score::Truth::parse(&read(truth)?)
+    let truth = webdup_eval::score::Truth::parse(&read(truth)?)
         .with_context(|| format!("invalid truth file {}", truth.display()))?;
-    let predicted = webdup::score::Clustering::parse(&read(clustering)?)
+    let predicted = webdup_eval::score::Clustering::parse(&read(clustering)?)
         .with_context(|| format!("invalid clustering {}", clustering.display()))?;
-    let score = webdup::score::score(&truth, &predicted);
+    let score = webdup_eval::score::score(&truth, &predicted);
     print(format, &score)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 
 use webdup_dataflow::Task;
-use webdup_dataflow::job::{self, Cluster};
+use webdup_dataflow::job::{self, Layout};
 
 use super::args::{CommonArgs, OutputArgs};
 use super::{EXIT_SOME_FAILED, progress, write_output};
@@ -103,7 +103,7 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
         Some(path) => Some(job::read_hosts(path)?),
         None => None,
     };
-    let exec = Cluster { threads: args.workers, processes: args.processes, process: args.process, hosts };
+    let exec = Layout { threads: args.workers, processes: args.processes, process: args.process, hosts };
     let outcome = job::cluster(&args.work, &config, &exec);
     let outcome = outcome.with_context(|| {
         format!("clustering {} (process {} of {})", args.work.display(), args.process, args.processes)

@@ -5,7 +5,9 @@
 use webdup_core::DocKey;
 use webdup_core::fingerprint::Fingerprint;
 
-use crate::{Error, Index, PAGE_COLUMN_COUNT, PAGE_COLUMNS, Result, StoredPage, decode_u32s, decode_u64s, inflate};
+use crate::codec::{decode_u32s, decode_u64s, inflate};
+use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page};
+use crate::{Error, Index, Result, StoredPage};
 
 /// One stored page of a crawl, read back: its record, and its fingerprint
 /// or why the row cannot be decoded.
@@ -36,7 +38,7 @@ impl Index {
             let mut out = Vec::new();
             while let Some(row) = rows.next()? {
                 let key = DocKey::at(out.len());
-                out.push(match crate::stored_page(row) {
+                out.push(match stored_page(row) {
                     Ok(page) => {
                         let fingerprint = fingerprint_of(row, &page, key, permutations);
                         CrawlRow { page, fingerprint }

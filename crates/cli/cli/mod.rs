@@ -83,14 +83,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Neighbors { inputs, common, output, top, min_similarity } => {
             let config = common.to_config()?;
-            let floor = min_similarity.unwrap_or(config.threshold);
+            let floor = min_similarity.unwrap_or(config.matching.threshold);
             let top = top as usize;
             if !(floor > 0.0 && floor <= 1.0) {
                 bail!("--min-similarity must be in (0, 1], not {floor}");
             }
             let corpus = load_corpus(&inputs, &common, &config)?.corpus;
             let lists = engine::neighbors(&corpus, &config, floor, top);
-            let report = NeighborReport::new(&corpus, &lists, config.measure, floor, top);
+            let report = NeighborReport::new(&corpus, &lists, config.matching.measure, floor, top);
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(exit_for(&corpus))
         }
@@ -145,7 +145,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if corpus.docs.len() != 2 {
                 bail!("compare needs two different documents");
             }
-            let comparison = engine::compare(&corpus.docs[0], &corpus.docs[1], config.threshold);
+            let comparison = engine::compare(&corpus.docs[0], &corpus.docs[1], config.matching.threshold);
             let report = ComparisonReport { schema_version: report::SCHEMA_VERSION, a, b, comparison };
             write_output(&output, |fmt, out| report.write(fmt, out))?;
             Ok(ExitCode::SUCCESS)
@@ -313,12 +313,12 @@ fn explain_lsh(config: &webdup::Config) {
         p.bands,
         p.rows,
         p.used_rows(),
-        config.permutations,
+        config.fingerprint.permutations,
     );
-    if let Some(cross) = config.cross_site_threshold {
+    if let Some(cross) = config.matching.cross_site_threshold {
         eprintln!(
             "  the lower of --threshold {} (pages of one site) and --cross-site-threshold {cross}",
-            config.threshold
+            config.matching.threshold
         );
     }
     eprintln!(

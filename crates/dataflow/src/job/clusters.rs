@@ -57,7 +57,7 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
         &mut failure,
     );
     let me = worker.index() as u64;
-    let min_size = shared.config.min_cluster_size.max(2);
+    let min_size = shared.config.matching.min_cluster_size.max(2);
 
     let assigns: Rc<RefCell<Vec<Assign>>> = Rc::default();
     let linked_keys: Rc<RefCell<HashSet<u64>>> = Rc::default();

@@ -148,9 +148,9 @@ struct Confirm {
 
 impl Confirm {
     fn of(config: &Config) -> Confirm {
-        let matching = config.match_settings();
+        let matching = config.matching.clone();
         let lowest = matching.lowest_threshold();
-        let scope = config.template.as_ref().map(|t| t.scope).unwrap_or_default();
+        let scope = config.fingerprint.template.as_ref().map(|t| t.scope).unwrap_or_default();
         Confirm { matching, lowest, scope }
     }
 

@@ -148,7 +148,7 @@ struct Shared {
 /// Runs the clustering job over the ingest in `work` (see the module).
 pub fn cluster(work: &Path, config: &Config, exec: &Layout) -> Result<Outcome, Error> {
     exec.validate()?;
-    if config.method != Method::MinHash || config.measure != Measure::Jaccard {
+    if config.matching.method != Method::MinHash || config.matching.measure != Measure::Jaccard {
         return Err(Error::Config(
             "the distributed job supports --method minhash with --measure jaccard (the defaults); \
              use `webdup cluster` for SimHash candidates or containment"

@@ -120,7 +120,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
         &mut failure,
     );
     let me = index as u64;
-    let template = shared.config.template.clone();
+    let template = shared.config.fingerprint.template.clone();
     let read: Vec<Read> = rows
         .into_iter()
         .filter_map(|r| {
@@ -135,7 +135,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
             })
         })
         .collect();
-    let min_pages = shared.config.template.as_ref().map_or(usize::MAX, |t| t.min_pages);
+    let min_pages = shared.config.fingerprint.template.as_ref().map_or(usize::MAX, |t| t.min_pages);
     let learners = site_learners(worker, &shared.halt, &read, min_pages)?;
     // Each site's template is learned where its pages' sets are gathered
     // (from every worker, in key order, as one process does: at its
@@ -147,7 +147,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
     let probe = ProbeHandle::new();
     worker.dataflow::<u64, _, _>(|scope| {
         let sets = scope.input_from(&mut input);
-        let template = shared.config.template.clone();
+        let template = shared.config.fingerprint.template.clone();
         let templates = gather(
             sets,
             "sites",
@@ -193,7 +193,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
         return Err(e);
     }
     let learned = learned.take();
-    let hasher = MinHasher::new(shared.config.permutations, shared.config.seed);
+    let hasher = MinHasher::new(shared.config.fingerprint.permutations, shared.config.fingerprint.seed);
     let mut rows: Vec<SketchRow> = read
         .into_iter()
         .map(|r| {
@@ -280,7 +280,7 @@ pub(super) fn rebuild_sketch(
     let mut minhashes: HashMap<u64, Vec<u32>> = files::read_sketch(&path)?.into_iter().collect();
     let templates: HashMap<String, Vec<u64>> =
         files::read_templates(&templates_path(&shared.work, part, parts))?.into_iter().collect();
-    let scope = shared.config.template.as_ref().map(|t| t.scope);
+    let scope = shared.config.fingerprint.template.as_ref().map(|t| t.scope);
     for t in 0..shared.tasks {
         let (ingest, _) = ingest::paths(&shared.work, crate::Task { index: t, count: shared.tasks });
         files::read_ingest_each(&ingest, false, &|g| reads_group(&shared.groups, t, g, part, parts), |r| {

@@ -56,7 +56,7 @@ pub fn build(
     config: &Config,
     audit: &AuditConfig,
 ) -> Audit {
-    let settings = AuditSettings::new(&config.fingerprint_settings(), &config.match_settings(), audit);
+    let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
     Audit::build(&Threads, &of_run(corpus, fetches), &corpus.docs, clustering, settings)
 }
 

@@ -145,7 +145,7 @@ pub fn of_crawl(crawl: &StoredCrawl) -> Vec<AuditPage> {
 /// naming a URL that redirected is judged by the crawl's pages alone.
 pub fn from_crawl(crawl: &StoredCrawl, clustering: &Clustering, config: &Config, audit: &AuditConfig) -> Audit {
     let corpus = &crawl.corpus;
-    let settings = AuditSettings::new(&config.fingerprint_settings(), &config.match_settings(), audit);
+    let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
     let mut built = Audit::build(&Threads, &of_crawl(crawl), &corpus.docs, clustering, settings);
     built.source = Some(AuditSource {
         kind: "index",

@@ -56,7 +56,7 @@ fn main() {
     let path = dir.path().join("bench.db");
     let mut config = Config::default();
     if env("STORE_BENCH_ONE_RULE", 0) != 0 {
-        config.cross_site_threshold = None;
+        config.matching.cross_site_threshold = None;
     }
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);

@@ -19,7 +19,6 @@ use anyhow::{Context, bail};
 use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
 use webdup::store::Index;
-use webdup::template::TemplateConfig;
 
 const USAGE: &str = "usage: crawl_order_eval --corpus DIR [--seed S] [--no-learning]";
 
@@ -50,7 +49,7 @@ fn main() -> anyhow::Result<()> {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         rows.swap(i, (state >> 33) as usize % (i + 1));
     }
-    let config = Config { template: Some(TemplateConfig::default()), ..Config::default() }.validate()?;
+    let config = Config::tool().validate()?;
     let dir = tempfile::tempdir()?;
     let index = Index::open(dir.path().join("eval.db"), &config)?;
     let crawler = Crawler::new(Arc::new(index), &config, "eval");

@@ -55,9 +55,9 @@ fn write(path: &Path, text: &str) {
 /// band but its own.
 fn hub_and_spokes(root: &Path, spokes: usize) {
     let config = Config::default().validate().unwrap();
-    let params = LshParams::optimal(config.lowest_threshold(), config.permutations);
+    let params = LshParams::optimal(config.lowest_threshold(), config.fingerprint.permutations);
     let shingler = Shingler::new(ShingleConfig::default());
-    let hasher = MinHasher::new(config.permutations, config.seed);
+    let hasher = MinHasher::new(config.fingerprint.permutations, config.fingerprint.seed);
     let fingerprinter = Fingerprinter::new(&config);
     let hub = words("hubword", 60);
     let hub_sig = hasher.sketch(&shingler.shingle(&hub.join(" ")).hashes);

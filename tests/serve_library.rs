@@ -36,8 +36,8 @@ fn library_serve_extracts_deep_pages_and_stops_within_its_grace_period() {
     // budget: 7,000 nested spans overflow a 2 MiB stack (tokio's blocking
     // threads) in extraction, but not the router's worker threads.
     let mut config = Config::default().validate().unwrap();
-    config.extract.budget.max_depth = 10_000;
-    config.extract.budget.max_nesting_work = u64::MAX;
+    config.budget.max_depth = 10_000;
+    config.budget.max_nesting_work = u64::MAX;
     let index = Arc::new(Index::open(dir.path().join("i.db"), &config).unwrap());
     let serve_config = ServeConfig {
         bind: "127.0.0.1:0".parse().unwrap(),

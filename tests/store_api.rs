@@ -116,7 +116,9 @@ fn other_settings_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("i.db");
     Index::open(&path, &config()).unwrap();
-    let other = Config { permutations: 64, ..Config::default() }.validate().unwrap();
+    let mut other = Config::default();
+    other.fingerprint.permutations = 64;
+    let other = other.validate().unwrap();
     let e = Index::open(&path, &other).err().unwrap();
     assert!(matches!(e, Error::SettingsMismatch { setting: "permutations", .. }), "{e}");
     assert!(e.to_string().contains("permutations = 128"), "{e}");
@@ -198,11 +200,13 @@ fn open_existing_never_creates_or_adopts_a_file() {
 
     // An index made with other settings opens with its own.
     let path = dir.path().join("strict.db");
-    let strict = Config { threshold: 0.9, ..config() }.validate().unwrap();
+    let mut strict = config();
+    strict.matching.threshold = 0.9;
+    let strict = strict.validate().unwrap();
     drop(Index::open(&path, &strict).unwrap());
     let index = Index::open_existing(&path).unwrap();
     assert_eq!(index.settings().threshold, 0.9);
-    assert_eq!(index.settings().apply(config()).unwrap().threshold, 0.9);
+    assert_eq!(index.settings().apply(config()).unwrap().matching.threshold, 0.9);
     assert!(matches!(index.choose_crawl(None), Err(Error::Empty { .. })));
 }
 
@@ -547,7 +551,7 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     // index, with a band table built for 0.5.
     let dir = tempfile::tempdir().unwrap();
     let config = config();
-    assert_eq!(config.cross_site_threshold, Some(0.5));
+    assert_eq!(config.matching.cross_site_threshold, Some(0.5));
     let path = dir.path().join("i.db");
     let index = Index::open(&path, &config).unwrap();
     let fp = Fingerprinter::new(&config);
@@ -579,14 +583,16 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     let stored = Index::open_existing(&path).unwrap().settings().clone();
     assert_eq!((stored.threshold, stored.cross_site_threshold), (0.8, Some(0.5)));
     assert_eq!((stored.bands, stored.rows), (config.lsh_params().bands, config.lsh_params().rows));
-    assert_eq!(config.lsh_params(), webdup::index::LshParams::optimal(0.5, config.permutations));
+    assert_eq!(config.lsh_params(), webdup::index::LshParams::optimal(0.5, config.fingerprint.permutations));
 
     // An index with one rule for every pair holds the copy to 0.8.
-    let one_rule = Config { cross_site_threshold: None, ..config.clone() }.validate().unwrap();
+    let mut one_rule = config.clone();
+    one_rule.matching.cross_site_threshold = None;
+    let one_rule = one_rule.validate().unwrap();
     let index = Index::open(dir.path().join("one.db"), &one_rule).unwrap();
     index.insert_batch(&pages).unwrap();
     assert!(!index.check(&across).unwrap().seen());
-    assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.permutations).bands);
+    assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.fingerprint.permutations).bands);
 }
 
 /// Issue 40, item 7: a NUL in a page's URL or a control character in its

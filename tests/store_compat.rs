@@ -116,7 +116,8 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
         // A writer asking for other settings than the assumed ones records
         // its own (the file never said); recorded ones are enforced.
         let copy = dir.path().join(format!("v{version}.db"));
-        let off = Config { template: None, ..config.clone() };
+        let mut off = config.clone();
+        off.fingerprint.template = None;
         let opened = Index::open(&copy, &off);
         assert_eq!(opened.is_ok(), version < 6, "v{version}: {:?}", opened.err());
     }
@@ -126,7 +127,7 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
 #[test]
 fn the_template_setting_assumed_for_old_files_is_todays_default() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config { template: Some(webdup::template::TemplateConfig::default()), ..Config::default() };
+    let config = Config::tool();
     let written = webdup::store::Settings::of(&config.validate().unwrap());
     let index = open_copy(5, dir.path());
     assert_eq!(index.settings().fingerprint.template, written.fingerprint.template);

@@ -16,7 +16,7 @@ fn write_settings(conn: &rusqlite::Connection, config: &Config) {
         ("shingle_size", settings.fingerprint.shingle_size.to_string()),
         ("stopwords", settings.fingerprint.stopwords.to_string()),
         ("stem", settings.fingerprint.stem.to_string()),
-        ("language", settings.fingerprint.language.clone()),
+        ("language", settings.fingerprint.language.to_string()),
         ("extractor", settings.fingerprint.extractor.clone()),
         ("permutations", settings.fingerprint.permutations.to_string()),
         ("seed", settings.fingerprint.seed.to_string()),
@@ -61,8 +61,9 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     let path = dir.path().join("v1.db");
     // Indexes of this version were built when trafilatura was the default
     // extractor, and held every pair to one threshold.
-    let mut config = Config { cross_site_threshold: None, ..Config::default() };
-    config.extract.extractor = ExtractorKind::Trafilatura;
+    let mut config = Config::default();
+    config.matching.cross_site_threshold = None;
+    config.fingerprint.extractor = ExtractorKind::Trafilatura.to_string();
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "an old page about the ferry timetable at the harbour, kept since the first crawl of the site";
@@ -139,8 +140,9 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let path = dir.path().join("v2.db");
     // Indexes of this version were built when trafilatura was the default
     // extractor, and held every pair to one threshold.
-    let mut config = Config { cross_site_threshold: None, ..Config::default() };
-    config.extract.extractor = ExtractorKind::Trafilatura;
+    let mut config = Config::default();
+    config.matching.cross_site_threshold = None;
+    config.fingerprint.extractor = ExtractorKind::Trafilatura.to_string();
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "the harbour ferry leaves every hour from the north pier and returns from the island at ten past";
@@ -236,7 +238,9 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");
     // Indexes of this version held every pair to one threshold.
-    let config = Config { cross_site_threshold: None, ..Config::default() }.validate().unwrap();
+    let mut config = Config::default();
+    config.matching.cross_site_threshold = None;
+    let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let t = corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, ..Default::default() });
     let text = t[0].as_str();
@@ -273,7 +277,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     assert!(refused.contains("cross_site_threshold"), "{refused}");
     let stored = Index::open_existing(&path).unwrap().settings().clone();
     assert_eq!(stored.cross_site_threshold, None);
-    assert_eq!(stored.apply(Config::default()).unwrap().cross_site_threshold, None);
+    assert_eq!(stored.apply(Config::default()).unwrap().matching.cross_site_threshold, None);
 
     let index = Index::open(&path, &config).unwrap();
     let stats = index.stats().unwrap();

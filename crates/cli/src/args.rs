@@ -4,15 +4,15 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use webdup::Config;
-use webdup::engine::{Measure, Method};
-use webdup::extract::{ExtractConfig, ExtractorKind};
+use webdup::engine::{FingerprintSettings, MatchSettings, Measure, Method};
+use webdup::extract::{CssSelector, ExtractConfig, ExtractorKind};
 use webdup::fetch::FetchConfig;
 use webdup::report::{Format, RedirectFormat};
-use webdup::shingle::{Language, LanguageChoice, ShingleConfig};
+use webdup::shingle::LanguageChoice;
 use webdup::sketch::SimHashWeighting;
 use webdup::template::{TemplateConfig, TemplateScope};
 use webdup_dataflow::Task;
@@ -579,19 +579,19 @@ pub struct SettingsArgs {
     #[arg(long, value_enum, default_value = "jaccard")]
     pub measure: MeasureArg,
     /// Words per shingle.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = Config::tool().fingerprint.shingle_size)]
     pub shingle_size: usize,
     /// MinHash permutations.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = Config::tool().fingerprint.permutations)]
     pub permutations: usize,
     /// Seed for the MinHash permutations.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = Config::tool().fingerprint.seed)]
     pub seed: u64,
     /// Candidate generation: MinHash LSH, SimHash tables, or both (union).
     #[arg(long, value_enum, default_value = "minhash")]
     pub method: MethodArg,
     /// Largest SimHash Hamming distance for a candidate pair.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = Config::tool().matching.max_hamming)]
     pub max_hamming: u32,
     /// SimHash word weights.
     #[arg(long, value_enum, default_value = "tf")]
@@ -604,11 +604,11 @@ pub struct SettingsArgs {
     pub no_template: bool,
     /// A shingle is template text when more than this share of a site's
     /// pages (groups of copies counted once) contain it.
-    #[arg(help_heading = "Template suppression", long, default_value_t = 0.5, value_name = "SHARE")]
+    #[arg(help_heading = "Template suppression", long, default_value_t = TemplateConfig::default().share, value_name = "SHARE")]
     pub template_share: f64,
     /// Sites with fewer distinct pages are left alone (below 5, one page
     /// must have more text of its own than template text).
-    #[arg(help_heading = "Template suppression", long, default_value_t = 3, value_name = "N")]
+    #[arg(help_heading = "Template suppression", long, default_value_t = TemplateConfig::default().min_pages, value_name = "N")]
     pub template_min_pages: usize,
     /// What counts as one site.
     #[arg(help_heading = "Template suppression", long, value_enum, default_value = "host-or-dir")]
@@ -623,7 +623,7 @@ pub struct SettingsArgs {
     #[arg(help_heading = "Similarity", long, default_value = "auto")]
     pub language: String,
     /// Smallest cluster to report.
-    #[arg(help_heading = "Similarity", long, default_value_t = 2)]
+    #[arg(help_heading = "Similarity", long, default_value_t = Config::tool().matching.min_cluster_size)]
     pub min_cluster_size: usize,
     /// Largest document accepted, in bytes (after decompression).
     #[arg(help_heading = "Input", long, default_value_t = 10 << 20)]
@@ -687,21 +687,17 @@ pub struct FetchArgs {
 pub const OWN_SITE_PER_HOST: usize = 8;
 
 impl SettingsArgs {
-    /// `--threshold`, or its default.
+    /// `--threshold`, or the tool's.
     pub fn threshold(&self) -> f64 {
-        self.threshold.unwrap_or(DEFAULT_THRESHOLD)
+        self.threshold.unwrap_or(Config::tool().matching.threshold)
     }
 
-    /// `--cross-site-threshold`, or its default.
+    /// `--cross-site-threshold`, or the tool's (an index keeps its own).
     pub fn cross_site_threshold(&self) -> f64 {
-        self.cross_site_threshold.unwrap_or(DEFAULT_CROSS_SITE_THRESHOLD)
+        let tool = Config::tool().matching;
+        self.cross_site_threshold.unwrap_or(tool.cross_site_threshold.unwrap_or(tool.threshold))
     }
 }
-
-/// `--threshold` when none is given.
-pub const DEFAULT_THRESHOLD: f64 = 0.8;
-/// `--cross-site-threshold` when not given (an index keeps its own).
-pub const DEFAULT_CROSS_SITE_THRESHOLD: f64 = 0.5;
 
 impl FetchArgs {
     /// The fetcher config these flags describe, validated; `max_bytes` is
@@ -765,24 +761,35 @@ impl OutputArgs {
 impl SettingsArgs {
     /// The library config these flags describe, validated.
     pub fn to_config(&self) -> anyhow::Result<Config> {
-        let language = if self.language.eq_ignore_ascii_case("auto") {
-            LanguageChoice::Auto
-        } else {
-            match Language::from_code(&self.language) {
-                Some(l) => LanguageChoice::Fixed(l),
-                None => bail!(
-                    "unknown --language '{}': use auto or one of {}",
-                    self.language,
-                    Language::codes().collect::<Vec<_>>().join(", ")
-                ),
-            }
-        };
-        let config = Config {
-            extract: self.extract.to_config(ExtractorKind::Blocks)?,
-            shingle: ShingleConfig { size: self.shingle_size, stopwords: self.stopwords, stem: self.stem, language },
+        let language: LanguageChoice = self.language.parse().map_err(|e| anyhow!("--language: {e}"))?;
+        let extract = self.extract.to_config(ExtractorKind::Blocks)?;
+        let selector = |s: &Option<CssSelector>| s.as_ref().map(|c| c.as_str().to_string());
+        let tool = Config::tool();
+        let fingerprint = FingerprintSettings {
+            extractor: extract.extractor.to_string(),
+            include_selector: selector(&extract.include),
+            exclude_selector: selector(&extract.exclude),
+            template: (!self.no_template).then_some(TemplateConfig {
+                share: self.template_share,
+                min_pages: self.template_min_pages,
+                scope: match self.template_scope {
+                    TemplateScopeArg::HostOrDir => TemplateScope::HostOrDirectory,
+                    TemplateScopeArg::Host => TemplateScope::Host,
+                },
+            }),
             shingle_size: self.shingle_size,
+            stopwords: self.stopwords,
+            stem: self.stem,
+            language,
             permutations: self.permutations,
             seed: self.seed,
+            simhash_weighting: match self.simhash_weight {
+                WeightArg::Tf => SimHashWeighting::Tf,
+                WeightArg::Tfidf => SimHashWeighting::TfIdf,
+            },
+            ..tool.fingerprint
+        };
+        let matching = MatchSettings {
             threshold: self.threshold(),
             cross_site_threshold: Some(self.cross_site_threshold()).filter(|&c| c != self.threshold()),
             measure: match self.measure {
@@ -795,22 +802,9 @@ impl SettingsArgs {
                 MethodArg::Both => Method::Both,
             },
             max_hamming: self.max_hamming,
-            simhash_weighting: match self.simhash_weight {
-                WeightArg::Tf => SimHashWeighting::Tf,
-                WeightArg::Tfidf => SimHashWeighting::TfIdf,
-            },
             min_cluster_size: self.min_cluster_size,
-            template: (!self.no_template).then_some(TemplateConfig {
-                share: self.template_share,
-                min_pages: self.template_min_pages,
-                scope: match self.template_scope {
-                    TemplateScopeArg::HostOrDir => TemplateScope::HostOrDirectory,
-                    TemplateScopeArg::Host => TemplateScope::Host,
-                },
-            }),
-            keep_pages: false,
-            skip_simhash: false,
         };
+        let config = Config { fingerprint, matching, budget: extract.budget, ..tool };
         Ok(config.validate()?)
     }
 }

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings};
+use webdup_core::settings::{Difference, FINGERPRINT_SETTINGS_VERSION, FingerprintSettings};
 use webdup_core::sketch::SimHashWeighting;
 use webdup_core::template::{self, TemplateConfig};
 
@@ -115,7 +115,7 @@ impl Settings {
                 shingle_size: parse("shingle_size", get("shingle_size")?)?,
                 stopwords: parse("stopwords", get("stopwords")?)?,
                 stem: parse("stem", get("stem")?)?,
-                language: get("language")?,
+                language: parse("language", get("language")?)?,
                 permutations: parse("permutations", get("permutations")?)?,
                 seed: parse("seed", get("seed")?)?,
                 simhash_weighting,
@@ -139,21 +139,24 @@ impl Settings {
         base.apply_settings(self)
     }
 
-    /// The settings in which `other` differs from these, as `name = ours
-    /// (not theirs)`; the banding, which follows from the threshold and
-    /// permutations, is left out.
-    pub fn differences(&self, other: &Settings) -> Vec<String> {
+    /// The settings in which `other` differs from these; the banding,
+    /// which follows from the threshold and permutations, is left out.
+    pub fn differences(&self, other: &Settings) -> Vec<Difference> {
         let mut out = self.fingerprint.differences(&other.fingerprint);
         if self.threshold != other.threshold {
-            out.push(format!("threshold = {} (not {})", self.threshold, other.threshold));
+            out.push(Difference {
+                setting: "threshold",
+                ours: self.threshold.to_string(),
+                theirs: other.threshold.to_string(),
+            });
         }
         if self.cross_site_threshold != other.cross_site_threshold {
             let show = |t: Option<f64>| t.map_or_else(|| OFF.to_string(), |t| t.to_string());
-            out.push(format!(
-                "{CROSS_SITE} = {} (not {})",
-                show(self.cross_site_threshold),
-                show(other.cross_site_threshold)
-            ));
+            out.push(Difference {
+                setting: CROSS_SITE,
+                ours: show(self.cross_site_threshold),
+                theirs: show(other.cross_site_threshold),
+            });
         }
         out
     }
@@ -178,7 +181,7 @@ impl Settings {
             ("shingle_size", f.shingle_size.to_string()),
             ("stopwords", f.stopwords.to_string()),
             ("stem", f.stem.to_string()),
-            ("language", f.language.clone()),
+            ("language", f.language.to_string()),
             ("extractor", f.extractor.clone()),
             ("permutations", f.permutations.to_string()),
             ("seed", f.seed.to_string()),

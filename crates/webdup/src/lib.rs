@@ -16,7 +16,7 @@
 //! let text = "the quick brown fox jumps over the lazy dog by the river bank today";
 //! let a = fp.fingerprint_text("a".into(), webdup::DocKey(0), text).unwrap();
 //! let b = fp.fingerprint_text("b".into(), webdup::DocKey(1), &text.replace("today", "again")).unwrap();
-//! let c = compare(&a, &b, config.threshold);
+//! let c = compare(&a, &b, config.matching.threshold);
 //! assert!(c.jaccard > 0.8 && !c.exact);
 //! ```
 

@@ -42,12 +42,12 @@ fn explain_lsh(config: &webdup::Config) {
         p.bands,
         p.rows,
         p.used_rows(),
-        config.permutations,
+        config.fingerprint.permutations,
     );
-    if let Some(cross) = config.cross_site_threshold {
+    if let Some(cross) = config.matching.cross_site_threshold {
         eprintln!(
             "  the lower of --threshold {} (pages of one site) and --cross-site-threshold {cross}",
-            config.threshold
+            config.matching.threshold
         );
     }
     eprintln!(

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use webdup_dataflow::job::{self, Cluster};
+use webdup_dataflow::job::{self, Layout};
 
 use crate::args::{DclusterArgs, IngestArgs};
 use crate::common::{Bar, EXIT_SOME_FAILED, report_archives, write_output};
@@ -51,7 +51,7 @@ pub fn dcluster(args: DclusterArgs) -> anyhow::Result<ExitCode> {
         Some(path) => Some(job::read_hosts(path)?),
         None => None,
     };
-    let exec = Cluster { threads: args.workers, processes: args.processes, process: args.process, hosts };
+    let exec = Layout { threads: args.workers, processes: args.processes, process: args.process, hosts };
     let outcome = job::cluster(&args.work, &config, &exec);
     let outcome = outcome.with_context(|| {
         format!("clustering {} (process {} of {})", args.work.display(), args.process, args.processes)

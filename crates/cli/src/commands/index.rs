@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 
-use webdup::engine::{self, Measure};
+use webdup::engine::{self, Difference, Given, Measure};
+use webdup::extract::ExtractorKind;
 use webdup::report::{ClusterReport, IndexedClusterReport, IndexedRow};
 use webdup::run::Loaded;
 use webdup::store::{CheckResult, Index, PageRecord, pages_of};
@@ -54,31 +55,13 @@ pub fn open_to_recluster(path: &Path, common: &CommonArgs) -> anyhow::Result<(In
 
 fn open_stored(path: &Path, common: &CommonArgs, own_threshold: bool) -> anyhow::Result<(Index, webdup::Config)> {
     let index = Index::open_existing(path)?;
-    let mut asked = common.to_config()?;
-    let recluster = own_threshold && common.threshold.is_some();
-    if asked.measure == Measure::Containment || recluster {
-        // --threshold is the containment asked for, or the audit's own
-        // threshold: not a setting the fingerprints depend on.
-        asked.threshold = index.settings().threshold;
-    }
-    let mut ours = webdup::store::Settings::of(&asked);
-    if own_threshold || common.settings.cross_site_threshold.is_none() {
-        // Applied as asked, or not asked for: not a difference to name.
-        ours.cross_site_threshold = index.settings().cross_site_threshold;
-    }
-    let differences = index.settings().differences(&ours);
+    let given = Given {
+        threshold: common.threshold.is_some(),
+        cross_site_threshold: common.settings.cross_site_threshold.is_some(),
+    };
+    let (config, differences) = common.to_config()?.under_index(index.settings(), given, own_threshold)?;
     if !differences.is_empty() {
-        eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
-    }
-    let cross_site = asked.cross_site_threshold;
-    let mut config = index.settings().apply(asked)?;
-    if own_threshold {
-        // The stored sets re-cluster under any rule for pages of two sites.
-        if recluster {
-            config.threshold = common.threshold();
-        }
-        config.cross_site_threshold = cross_site.filter(|&c| c != config.threshold);
-        config = config.validate()?;
+        eprintln!("webdup: using the settings {} was built with: {}", path.display(), Difference::list(&differences));
     }
     Ok((index, config))
 }
@@ -128,12 +111,12 @@ pub fn with_index_defaults(path: &Path, args: &SettingsArgs, mut config: webdup:
     let Ok(existing) = Index::open_existing(path) else { return config };
     let stored = existing.settings();
     if args.extract.extractor.is_none()
-        && let Ok(kind) = stored.fingerprint.extractor.parse()
+        && let Ok(kind) = stored.fingerprint.extractor.parse::<ExtractorKind>()
     {
-        config.extract.extractor = kind;
+        config.fingerprint.extractor = kind.to_string();
     }
     if args.cross_site_threshold.is_none() {
-        config.cross_site_threshold = stored.cross_site_threshold;
+        config.matching.cross_site_threshold = stored.cross_site_threshold;
     }
     config
 }
@@ -209,7 +192,7 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
     // A page alone is fingerprinted with its site's template, as learned by
     // the adds that stored the pages it is compared with.
     let mut known = webdup::template::Templates::default();
-    if let Some(site) = config.template.as_ref().and_then(|t| webdup::template::site_of(target, t.scope))
+    if let Some(site) = config.fingerprint.template.as_ref().and_then(|t| webdup::template::site_of(target, t.scope))
         && let Some(template) = index.template_for(target)?
     {
         known.insert(site, template);
@@ -225,7 +208,7 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
             corpus.docs.len()
         );
     }
-    let result = check(&index, doc, config.measure, common.threshold())?;
+    let result = check(&index, doc, config.matching.measure, common.threshold())?;
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;
     Ok(ExitCode::SUCCESS)
@@ -236,22 +219,20 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
 /// (document, indexed match).
 pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &OutputArgs) -> anyhow::Result<ExitCode> {
     let config = with_index_defaults(path, common, common.to_config()?);
-    let index = match config.measure {
+    let index = match config.matching.measure {
         Measure::Jaccard => Index::open(path, &config)?,
         // --threshold is the containment asked for; the index keeps its own
         // Jaccard threshold, and its fingerprints must be made like these.
         Measure::Containment => {
             let index = Index::open_existing(path)?;
-            let ours = webdup::store::Settings::of(&webdup::Config {
-                threshold: index.settings().threshold,
-                ..config.clone()
-            });
+            let mut ours = webdup::store::Settings::of(&config);
+            ours.threshold = index.settings().threshold;
             let differences = index.settings().differences(&ours);
             if !differences.is_empty() {
                 anyhow::bail!(
                     "{} was built with other settings: {}; fingerprints made differently cannot be compared",
                     path.display(),
-                    differences.join(", ")
+                    Difference::list(&differences)
                 );
             }
             index
@@ -265,7 +246,7 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
     report.warc = warc;
     let mut indexed = Vec::new();
     for doc in &corpus.docs {
-        let result = check(&index, doc, config.measure, config.threshold)?;
+        let result = check(&index, doc, config.matching.measure, config.matching.threshold)?;
         if result.seen() {
             indexed.push(IndexedRow { doc: doc.id.clone(), result });
         }

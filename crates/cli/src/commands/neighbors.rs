@@ -20,14 +20,14 @@ pub fn run(
     min_similarity: Option<f64>,
 ) -> anyhow::Result<ExitCode> {
     let config = common.to_config()?;
-    let floor = min_similarity.unwrap_or(config.threshold);
+    let floor = min_similarity.unwrap_or(config.matching.threshold);
     let top = top as usize;
     if !(floor > 0.0 && floor <= 1.0) {
         bail!("--min-similarity must be in (0, 1], not {floor}");
     }
     let corpus = load_corpus(inputs, common, &config)?.corpus;
     let lists = engine::neighbors(&corpus, &config, floor, top);
-    let report = NeighborReport::new(&corpus, &lists, config.measure, floor, top);
+    let report = NeighborReport::new(&corpus, &lists, config.matching.measure, floor, top);
     write_output(output, |fmt, out| report.write(fmt, out))?;
     Ok(exit_for(&corpus))
 }

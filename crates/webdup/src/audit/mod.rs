@@ -92,6 +92,6 @@ pub fn build(
     config: &Config,
     audit: &AuditConfig,
 ) -> Audit {
-    let settings = AuditSettings::new(&config.fingerprint_settings(), &config.match_settings(), audit);
+    let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
     Audit::build(&Threads, pages, &corpus.docs, clustering, settings)
 }

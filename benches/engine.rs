@@ -12,7 +12,7 @@ use webdup::index::HammingTables;
 use webdup::shingle::{ShingleConfig, Shingler, fmix64};
 use webdup::sketch::MinHasher;
 use webdup::sketch::minhash::splitmix64;
-use webdup::synth::{self, SynthConfig};
+use webdup_eval::synth::{self, SynthConfig};
 
 fn one_core<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool").install(f)
@@ -35,7 +35,7 @@ fn shingling(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("shingle a 500-word text", |b| b.iter(|| s.shingle(black_box(text))));
     g.bench_function("fingerprint a 500-word text (shingle + minhash + simhash)", |b| {
-        b.iter(|| fp.fingerprint_text("d".into(), DocKey(0), black_box(text), None, "none"))
+        b.iter(|| fp.fingerprint_text("d".into(), DocKey(0), black_box(text)))
     });
     g.finish();
 }

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use webdup::DocKey;
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
 use webdup::store::{Index, Page};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 const CHUNK: usize = 10_000;
 
@@ -24,16 +24,21 @@ fn env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn fingerprints(fp: &Fingerprinter, seed: u64, words: usize, base: usize, text: bool) -> Vec<Fingerprint> {
+fn fingerprints(fp: &Fingerprinter, seed: u64, words: usize, base: usize) -> Vec<Fingerprint> {
+    batch(fp, seed, words, base, false).into_iter().filter_map(|p| p.fingerprint).collect()
+}
+
+fn batch(fp: &Fingerprinter, seed: u64, words: usize, base: usize, text: bool) -> Vec<Page> {
     let texts = corpus(&SynthConfig { documents: CHUNK, words_per_document: words, seed, ..Default::default() });
     texts
         .into_par_iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut f = fp.fingerprint_text(format!("{}", base + i), DocKey::at(base + i), &t, None, "none").unwrap();
+            let f = fp.fingerprint_text(format!("{}", base + i), DocKey::at(base + i), &t).unwrap();
+            let mut page = Page::new("bench", format!("https://bench.test/{}", f.id), f);
             // Stored with the page, as `index add` does by default.
-            f.text = text.then_some(t);
-            f
+            page.record.text = text.then_some(t);
+            page
         })
         .collect()
 }
@@ -51,7 +56,7 @@ fn main() {
     let path = dir.path().join("bench.db");
     let mut config = Config::default();
     if env("STORE_BENCH_ONE_RULE", 0) != 0 {
-        config.cross_site_threshold = None;
+        config.matching.cross_site_threshold = None;
     }
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
@@ -71,10 +76,8 @@ fn main() {
     let chunks = pages.div_ceil(CHUNK);
     for c in 0..chunks {
         let t0 = Instant::now();
-        let fps = fingerprints(&fp, c as u64 + 1, words, c * CHUNK, text);
+        let batch = batch(&fp, c as u64 + 1, words, c * CHUNK, text);
         fingerprint_time += t0.elapsed();
-        let batch: Vec<Page> =
-            fps.into_iter().map(|f| Page::new("bench", format!("https://bench.test/{}", f.id), f)).collect();
         for part in batch.chunks(1000) {
             let t0 = Instant::now();
             index.insert_batch(part).unwrap();
@@ -98,8 +101,8 @@ fn main() {
 
     // Checks: pages from the first chunk (indexed: exact hits) and a fresh
     // seed (unseen: only LSH lookups and any near candidates).
-    let seen = fingerprints(&fp, 1, words, 0, false);
-    let unseen = fingerprints(&fp, 1_000_000, words, 0, false);
+    let seen = fingerprints(&fp, 1, words, 0);
+    let unseen = fingerprints(&fp, 1_000_000, words, 0);
     let mut latencies = Vec::new();
     let (mut hits, mut candidates) = (0usize, 0usize);
     let t0 = Instant::now();

@@ -1,5 +1,5 @@
 //! A generated site for the audit benchmark: COUNT pages whose main texts
-//! come from `webdup::synth::corpus` (30% edited copies), wrapped in a shop
+//! come from `webdup_eval::synth::corpus` (30% edited copies), wrapped in a shop
 //! template, with canonical and robots setups that the audit must sort out,
 //! served on 127.0.0.1. Driven by `scripts/bench-audit.sh`.
 //!
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 struct Site {
     pages: Vec<String>,

@@ -1,6 +1,6 @@
 //! Crawl-time deduplication measured on a near-duplicate corpus (see
 //! `near_dup_corpus`): each page is checked and stored, one at a time and in
-//! a shuffled order, as a crawler would (`webdup::store::crawler`), with
+//! a shuffled order, as a crawler would (`webdup::crawler`), with
 //! each corpus site (`pages/sNNNN`) on a host of its own. Prints how many
 //! pages were answered "seen", how many of those named a page of another
 //! true cluster (false drops), and the corpus's known duplicates (a true
@@ -16,10 +16,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
 use webdup::store::Index;
-use webdup::store::crawler::{CrawledPage, Crawler};
-use webdup::template::TemplateConfig;
 
 const USAGE: &str = "usage: crawl_order_eval --corpus DIR [--seed S] [--no-learning]";
 
@@ -50,7 +49,7 @@ fn main() -> anyhow::Result<()> {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         rows.swap(i, (state >> 33) as usize % (i + 1));
     }
-    let config = Config { template: Some(TemplateConfig::default()), ..Config::default() }.validate()?;
+    let config = Config::tool().validate()?;
     let dir = tempfile::tempdir()?;
     let index = Index::open(dir.path().join("eval.db"), &config)?;
     let crawler = Crawler::new(Arc::new(index), &config, "eval");
@@ -69,9 +68,7 @@ fn main() -> anyhow::Result<()> {
         let checked = if learning {
             crawler.check_and_insert(&page).map(|c| c.result)
         } else {
-            crawler
-                .fingerprint(&page)
-                .and_then(|fp| Ok(crawler.index().check_and_insert(&crawler.record(&page, fp)).map(|(r, _)| r)?))
+            crawler.record(&page).and_then(|row| Ok(crawler.index().check_and_insert(&row).map(|(r, _)| r)?))
         };
         let result = match checked {
             Ok(r) => r,

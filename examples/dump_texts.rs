@@ -6,13 +6,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use webdup::extract::{ExtractConfig, ExtractorKind, eval, extract_with_url};
+use webdup::extract::{ExtractConfig, ExtractorKind, extract_with_url};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let data = PathBuf::from(args.next().ok_or_else(|| anyhow::anyhow!("usage: dump_texts DATA_DIR OUT_DIR"))?);
     let out = PathBuf::from(args.next().ok_or_else(|| anyhow::anyhow!("usage: dump_texts DATA_DIR OUT_DIR"))?);
-    let samples = eval::load(&data, None)?.samples;
+    let samples = webdup_eval::extract::load(&data, None)?.samples;
     let mut timings = String::new();
     for kind in ExtractorKind::ALL {
         std::fs::create_dir_all(out.join(kind.as_str()))?;

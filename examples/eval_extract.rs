@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use webdup::engine::Quiet;
 use webdup::extract::ExtractorKind;
-use webdup::extract::eval::{EvalOptions, evaluate};
+use webdup_eval::extract::{EvalOptions, evaluate};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);

@@ -1,5 +1,5 @@
 //! Writes a near-duplicate evaluation corpus built from real pages (issue 13;
-//! see `webdup::corpus` and docs/near-dup-corpus.md):
+//! see `webdup_eval::corpus` and docs/near-dup-corpus.md):
 //!
 //! `cargo run --release --example near_dup_corpus -- --data ../shared/data --out DIR --pages N --seed S
 //! [--pages-per-template K] [--sources-per-dataset M]`
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use webdup::corpus::{CorpusConfig, generate};
+use webdup_eval::corpus::{CorpusConfig, generate};
 
 const USAGE: &str = "usage: near_dup_corpus --data DIR --out DIR [--pages N] [--seed S] [--pages-per-template K] \
                      [--sources-per-dataset M] [--texts]";

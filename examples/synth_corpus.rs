@@ -10,10 +10,13 @@ fn main() -> std::io::Result<()> {
         std::process::exit(2);
     };
     let parse = |s: &str| s.parse::<usize>().unwrap_or_else(|_| panic!("not a number: {s}"));
-    let config =
-        webdup::synth::SynthConfig { documents: parse(docs), words_per_document: parse(words), ..Default::default() };
+    let config = webdup_eval::synth::SynthConfig {
+        documents: parse(docs),
+        words_per_document: parse(words),
+        ..Default::default()
+    };
     std::fs::create_dir_all(dir)?;
-    for (i, text) in webdup::synth::corpus(&config).iter().enumerate() {
+    for (i, text) in webdup_eval::synth::corpus(&config).iter().enumerate() {
         // 1,000 files a folder, as a crawl store would lay them out.
         let sub = std::path::Path::new(dir).join(format!("{:03}", i / 1000));
         std::fs::create_dir_all(&sub)?;

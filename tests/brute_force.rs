@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use webdup::engine::{self, Config, Corpus, Method};
 use webdup::source::{DocKey, Format, RawDocument};
-use webdup::synth::{self, SynthConfig};
+use webdup_eval::synth::{self, SynthConfig};
 
 fn build(texts: &[String], config: &Config) -> Corpus {
     let items: Vec<(usize, String)> = texts.iter().cloned().enumerate().collect();
@@ -59,19 +59,21 @@ fn corpus_config() -> SynthConfig {
 
 /// Returns (recall, number of true pairs) and asserts precision is exact.
 fn check(method: Method) -> (f64, usize) {
-    check_with(Config { method, ..Config::default() })
+    let mut config = Config::default();
+    config.matching.method = method;
+    check_with(config)
 }
 
 fn check_with(config: Config) -> (f64, usize) {
     let texts = synth::corpus(&corpus_config());
     let config = config.validate().unwrap();
     let corpus = build(&texts, &config);
-    let truth = exact_pairs(&corpus, config.threshold);
+    let truth = exact_pairs(&corpus, config.matching.threshold);
     let found = engine::find_duplicates(&corpus, &config);
     let at = |k: DocKey| k.0 as u32;
     let reported: HashSet<(u32, u32)> = found.edges.iter().map(|e| (at(e.a), at(e.b))).collect();
     for e in &found.edges {
-        assert!(e.jaccard() >= config.threshold, "reported pair below threshold: {e:?}");
+        assert!(e.jaccard() >= config.matching.threshold, "reported pair below threshold: {e:?}");
         assert!(truth.contains(&(at(e.a), at(e.b))), "reported pair not in the exact set: {e:?}");
     }
     // Exact copies are linked only to the first copy of their text (the
@@ -111,7 +113,10 @@ fn simhash_alone_recall_is_measured() {
     // a pair at Jaccard 0.8 is about 10 bits apart on average. Its recall is
     // reported at the default distance and a wider one, and must grow with it.
     let (at3, n) = check(Method::SimHash);
-    let (at8, _) = check_with(Config { method: Method::SimHash, max_hamming: 8, ..Config::default() });
+    let mut config = Config::default();
+    config.matching.method = Method::SimHash;
+    config.matching.max_hamming = 8;
+    let (at8, _) = check_with(config);
     println!("simhash recall {at3:.4} at distance 3, {at8:.4} at distance 8, over {n} true pairs");
     assert!(at3 > 0.1, "recall {at3}");
     assert!(at8 > at3 + 0.2, "recall {at3} -> {at8}");

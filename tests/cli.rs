@@ -60,7 +60,7 @@ fn table_report_snapshot() {
 }
 
 fn write_generated_corpus(dir: &Path, n: usize) {
-    let texts = webdup::synth::corpus(&webdup::synth::SynthConfig {
+    let texts = webdup_eval::synth::corpus(&webdup_eval::synth::SynthConfig {
         documents: n,
         words_per_document: 200,
         copy_share: 0.5,

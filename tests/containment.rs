@@ -43,7 +43,7 @@ fn escape(s: &str) -> String {
 
 /// Two long articles' paragraphs, in data-set order.
 fn articles() -> (Vec<String>, Vec<String>) {
-    let (samples, _) = webdup::corpus::load_samples(&data(), Some(40)).expect("the shared data sets");
+    let (samples, _) = webdup_eval::corpus::load_samples(&data(), Some(40)).expect("the shared data sets");
     let mut long = samples.into_iter().map(|(_, s)| s.truth).filter_map(|t| {
         let paragraphs: Vec<String> =
             t.lines().map(str::trim).filter(|p| p.split_whitespace().count() >= 12).map(str::to_string).collect();

@@ -55,9 +55,9 @@ fn write(path: &Path, text: &str) {
 /// band but its own.
 fn hub_and_spokes(root: &Path, spokes: usize) {
     let config = Config::default().validate().unwrap();
-    let params = LshParams::optimal(config.lowest_threshold(), config.permutations);
+    let params = LshParams::optimal(config.lowest_threshold(), config.fingerprint.permutations);
     let shingler = Shingler::new(ShingleConfig::default());
-    let hasher = MinHasher::new(config.permutations, config.seed);
+    let hasher = MinHasher::new(config.fingerprint.permutations, config.fingerprint.seed);
     let fingerprinter = Fingerprinter::new(&config);
     let hub = words("hubword", 60);
     let hub_sig = hasher.sketch(&shingler.shingle(&hub.join(" ")).hashes);
@@ -89,7 +89,7 @@ fn hub_and_spokes(root: &Path, spokes: usize) {
                 text.push(word);
             }
             // The whole text, fingerprinted as `cluster` does, must agree.
-            let f = fingerprinter.fingerprint_text("s".into(), DocKey(0), &text.join(" "), None, "none").unwrap();
+            let f = fingerprinter.fingerprint_text("s".into(), DocKey(0), &text.join(" ")).unwrap();
             let shared: Vec<usize> =
                 (0..params.bands).filter(|&b| band_key(&f.minhash, params, b) == hub_bands[b]).collect();
             if shared == [target] {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use webdup::engine::Quiet;
 use webdup::extract::ExtractorKind;
-use webdup::extract::eval::{DatasetKind, EvalError, EvalOptions, evaluate};
+use webdup_eval::extract::{DatasetKind, EvalError, EvalOptions, evaluate};
 
 const BODY: &str = "The river rose slowly through the night and by morning the lower fields were under water, \
                     so the farmers moved their animals to the hill pastures before the bridge was closed.";

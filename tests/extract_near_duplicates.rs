@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use webdup::engine::{Config, Corpus, Quiet, find_duplicates};
-use webdup::extract::{ExtractConfig, ExtractorKind};
+use webdup::extract::ExtractorKind;
 use webdup::source::{DocKey, Format, RawDocument};
 use webdup::template::TemplateConfig;
 
@@ -55,14 +55,10 @@ fn clusters(pages: Vec<(String, String)>, config: &Config) -> BTreeSet<Vec<Strin
 /// `fast` extractor with it.
 fn configs() -> [(&'static str, Config); 3] {
     let plain = Config::default().validate().unwrap();
-    let suppressing = Config { template: Some(TemplateConfig::default()), ..Config::default() }.validate().unwrap();
-    let fast = Config {
-        template: Some(TemplateConfig::default()),
-        extract: ExtractConfig::new(ExtractorKind::Fast),
-        ..Config::default()
-    }
-    .validate()
-    .unwrap();
+    let suppressing = Config::tool().validate().unwrap();
+    let mut fast = Config::tool();
+    fast.fingerprint.extractor = ExtractorKind::Fast.to_string();
+    let fast = fast.validate().unwrap();
     [("plain", plain), ("template suppression", suppressing), ("fast extractor", fast)]
 }
 
@@ -133,10 +129,9 @@ fn copies_within_one_site_still_cluster_with_template_suppression() {
     for n in 2..=5 {
         pages.push((format!("news/article{n}.html"), page("news", &format!("Story {n}"), &article(n))));
     }
-    let config =
-        Config { template: Some(TemplateConfig { min_pages: 3, ..TemplateConfig::default() }), ..Config::default() }
-            .validate()
-            .unwrap();
+    let mut config = Config::default();
+    config.fingerprint.template = Some(TemplateConfig { min_pages: 3, ..TemplateConfig::default() });
+    let config = config.validate().unwrap();
     let expected: BTreeSet<Vec<String>> = [(1..=5).map(|c| format!("news/copy{c}.html")).collect()].into();
     assert_eq!(clusters(pages, &config), expected);
 }

@@ -241,7 +241,7 @@ fn redirect_map_finds_moved_content_with_high_precision_and_recall() {
 fn apache_map_leaves_no_condition_of_a_skipped_url_before_the_next_rule() {
     use webdup::engine::{Config, Fingerprinter};
     use webdup::store::{Index, Page};
-    use webdup::synth::{SynthConfig, corpus};
+    use webdup_eval::synth::{SynthConfig, corpus};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("i.db");
     let config = Config::default().validate().unwrap();
@@ -250,7 +250,7 @@ fn apache_map_leaves_no_condition_of_a_skipped_url_before_the_next_rule() {
     let texts =
         corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, seed: 11, ..Default::default() });
     let page = |crawl: &str, url: &str, text: &str| {
-        Page::new(crawl, url, fp.fingerprint_text(url.into(), webdup::DocKey(0), text, None, "none").unwrap())
+        Page::new(crawl, url, fp.fingerprint_text(url.into(), webdup::DocKey(0), text).unwrap())
     };
     for (crawl, url, text) in [
         ("old", "https://skipped.test/old%20page?id=1", &texts[0]),

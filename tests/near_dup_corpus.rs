@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use webdup::corpus::{CorpusConfig, Kind, generate};
+use webdup_eval::corpus::{CorpusConfig, Kind, generate};
 
 fn data() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
@@ -36,13 +36,13 @@ fn a_small_corpus_is_deterministic_and_labelled() {
     assert_ne!(corpus.truth_tsv(), other.truth_tsv());
 
     // The truth is what `webdup eval cluster` reads.
-    webdup::score::Truth::parse(&corpus.truth_tsv()).unwrap();
+    webdup_eval::score::Truth::parse(&corpus.truth_tsv()).unwrap();
     let counts: HashMap<Kind, usize> = corpus.kind_counts().into_iter().collect();
     assert!(Kind::ALL.iter().all(|k| counts[k] > 0), "{counts:?}");
     assert_eq!(counts[&Kind::Thin], 16);
 
     let site = |id: &str| id.split('/').nth(1).unwrap().to_string();
-    let mut by_cluster: HashMap<&str, Vec<&webdup::corpus::Page>> = HashMap::new();
+    let mut by_cluster: HashMap<&str, Vec<&webdup_eval::corpus::Page>> = HashMap::new();
     for p in pages {
         by_cluster.entry(&p.cluster).or_default().push(p);
     }

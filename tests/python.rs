@@ -81,7 +81,7 @@ fn only_wheel(dir: &Path) -> PathBuf {
 }
 
 /// The pages of the Scrapy crawl: real articles in real templates, from the
-/// extraction data sets in ../shared/data (webdup::corpus, docs/near-dup-corpus.md),
+/// extraction data sets in ../shared/data (webdup_eval::corpus, docs/near-dup-corpus.md),
 /// with exact copies (mirrors), near copies on the same site (revisions),
 /// the same body in another site's template, and thin pages sharing a
 /// template. Syndicated copies (edited, in another template) are left out:
@@ -89,7 +89,7 @@ fn only_wheel(dir: &Path) -> PathBuf {
 /// cross-site rule that finds them. `pages/` holds the pages and
 /// `truth.tsv` and `manifest.tsv` their clusters and kinds.
 fn crawl_corpus(root: &Path, out: &Path) {
-    use webdup::corpus::{CorpusConfig, Shares, generate};
+    use webdup_eval::corpus::{CorpusConfig, Shares, generate};
     let config = CorpusConfig {
         pages: 120,
         pages_per_template: 4.0,

@@ -5,12 +5,14 @@
 fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     // README example
     use webdup::engine::{self, Config, Corpus, Quiet};
-    use webdup::extract::{ExtractConfig, ExtractorKind};
+    use webdup::extract::ExtractorKind;
     use webdup::source::{DocKey, Format, RawDocument};
 
     // Config::default() extracts with `blocks`, the duplicate finder's extractor;
     // `auto` is the most faithful to a page's whole text, and slower.
-    let config = Config { extract: ExtractConfig::new(ExtractorKind::Auto), ..Config::default() }.validate()?;
+    let mut config = Config::default();
+    config.fingerprint.extractor = ExtractorKind::Auto.to_string();
+    let config = config.validate()?;
     let pages = vec![("https://example.com/a", "<html>...</html>"), ("https://example.com/b", "<html>...</html>")];
     let corpus = Corpus::build(
         pages.into_iter().enumerate().collect(),

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 mod serve_process;
 
 use serve_process::start;
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn recipes() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/recipes")

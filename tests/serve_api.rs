@@ -9,7 +9,7 @@ mod serve_process;
 
 use serde_json::{Value, json};
 use serve_process::{call, start};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: 150, copy_share: 0.0, seed, ..Default::default() })
@@ -75,7 +75,7 @@ async fn every_endpoint_answers_over_http() {
     assert_eq!((st, v["pages"].as_u64()), (200, Some(2)));
     // The main texts are stored with the pages, for `webdup audit --index`.
     let index = webdup::store::Index::open_existing(dir.path().join("i.db")).unwrap();
-    let text_of = |crawl: &str| index.crawl_fingerprints(crawl).unwrap()[0].1.as_ref().unwrap().text.clone();
+    let text_of = |crawl: &str| index.crawl_fingerprints(crawl).unwrap()[0].0.text.clone();
     assert_eq!(text_of("c1").as_deref(), Some(t[0].as_str()));
     assert!(text_of("api").is_some_and(|x| x.contains(&t[1][..60])), "the extracted text of the HTML page");
     drop(index);

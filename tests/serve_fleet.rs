@@ -13,7 +13,7 @@ mod serve_process;
 
 use serde_json::{Value, json};
 use serve_process::{call, request, start};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, words: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: words, copy_share: 0.0, seed, ..Default::default() })
@@ -228,7 +228,7 @@ async fn batches_answer_in_order_see_copies_inside_the_batch_and_refuse_bad_page
 
     // Refusals: JSON errors, and nothing stored.
     let fresh = texts(6, 120, 99);
-    let tiny: Vec<Value> = (0..=webdup::store::serve::MAX_BATCH_PAGES)
+    let tiny: Vec<Value> = (0..=webdup::serve::MAX_BATCH_PAGES)
         .map(|i| json!({"url": format!("https://big.test/{i}"), "text": "a few words here"}))
         .collect();
     let no_text: Vec<Value> = (0..5)

@@ -13,7 +13,7 @@ mod serve_process;
 
 use serde_json::json;
 use serve_process::{read_response, request, start};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn healthy(addr: SocketAddr, limit: Duration) -> bool {
     let t0 = Instant::now();

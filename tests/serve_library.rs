@@ -1,4 +1,4 @@
-//! The serve API used as a library (`webdup::store::serve`), in this
+//! The serve API used as a library (`webdup::serve`), in this
 //! process, on an ordinary tokio runtime: deep pages are extracted on the
 //! router's own large-stack threads, not on the runtime's 2 MiB ones, and
 //! `serve` returns within its grace period after the shutdown signal even
@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use webdup::engine::Config;
+use webdup::serve::{self, ServeConfig};
 use webdup::store::Index;
-use webdup::store::serve::{self, ServeConfig};
 
 fn post(port: u16, path: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -36,8 +36,8 @@ fn library_serve_extracts_deep_pages_and_stops_within_its_grace_period() {
     // budget: 7,000 nested spans overflow a 2 MiB stack (tokio's blocking
     // threads) in extraction, but not the router's worker threads.
     let mut config = Config::default().validate().unwrap();
-    config.extract.budget.max_depth = 10_000;
-    config.extract.budget.max_nesting_work = u64::MAX;
+    config.budget.max_depth = 10_000;
+    config.budget.max_nesting_work = u64::MAX;
     let index = Arc::new(Index::open(dir.path().join("i.db"), &config).unwrap());
     let serve_config = ServeConfig {
         bind: "127.0.0.1:0".parse().unwrap(),

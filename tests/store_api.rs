@@ -7,7 +7,7 @@ use webdup::DocKey;
 use webdup::engine::{Config, Fingerprint, Fingerprinter};
 use webdup::fetch::Hop;
 use webdup::store::{Error, Index, Page};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn config() -> Config {
     Config::default().validate().unwrap()
@@ -18,7 +18,7 @@ fn texts(n: usize, seed: u64) -> Vec<String> {
 }
 
 fn fingerprint(fp: &Fingerprinter, url: &str, text: &str) -> Fingerprint {
-    fp.fingerprint_text(url.into(), DocKey(0), text, Some(format!("title of {url}")), "none").unwrap()
+    fp.fingerprint_text(url.into(), DocKey(0), text).unwrap()
 }
 
 /// Replaces every `every`-th word, for a near duplicate.
@@ -68,9 +68,14 @@ fn insert_replaces_the_same_crawl_and_url_and_remove_cleans_bands() {
     let index = Index::open(dir.path().join("i.db"), &config).unwrap();
     let fp = Fingerprinter::new(&config);
     let t = texts(3, 11);
-    index.insert(&Page::new("c1", "https://a.test/p", fingerprint(&fp, "p", &t[0]))).unwrap();
-    index.insert(&Page::new("c1", "https://a.test/p", fingerprint(&fp, "p", &t[1]))).unwrap();
-    index.insert(&Page::new("c2", "https://a.test/p", fingerprint(&fp, "p", &t[1]))).unwrap();
+    let titled = |crawl: &str, f: Fingerprint| {
+        let mut page = Page::new(crawl, "https://a.test/p", f);
+        page.record.meta.title = Some("title of p".into());
+        page
+    };
+    index.insert(&titled("c1", fingerprint(&fp, "p", &t[0]))).unwrap();
+    index.insert(&titled("c1", fingerprint(&fp, "p", &t[1]))).unwrap();
+    index.insert(&titled("c2", fingerprint(&fp, "p", &t[1]))).unwrap();
     index.insert(&Page::failed("c2", "https://a.test/gone", "http_status", "HTTP 404")).unwrap();
     let s = index.stats().unwrap();
     assert_eq!((s.pages, s.with_content, s.distinct_urls), (3, 2, 2));
@@ -111,14 +116,15 @@ fn other_settings_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("i.db");
     Index::open(&path, &config()).unwrap();
-    let other = Config { permutations: 64, ..Config::default() }.validate().unwrap();
+    let mut other = Config::default();
+    other.fingerprint.permutations = 64;
+    let other = other.validate().unwrap();
     let e = Index::open(&path, &other).err().unwrap();
     assert!(matches!(e, Error::SettingsMismatch { setting: "permutations", .. }), "{e}");
     assert!(e.to_string().contains("permutations = 128"), "{e}");
     // A fingerprint made elsewhere with other settings cannot be checked or inserted.
     let index = Index::open(&path, &config()).unwrap();
-    let small =
-        Fingerprinter::new(&other).fingerprint_text("u".into(), DocKey(0), &texts(1, 1)[0], None, "none").unwrap();
+    let small = Fingerprinter::new(&other).fingerprint_text("u".into(), DocKey(0), &texts(1, 1)[0]).unwrap();
     assert!(matches!(index.check(&small), Err(Error::Fingerprint { .. })));
     assert!(matches!(index.insert(&Page::new("c", "u", small)), Err(Error::Fingerprint { .. })));
 }
@@ -194,11 +200,13 @@ fn open_existing_never_creates_or_adopts_a_file() {
 
     // An index made with other settings opens with its own.
     let path = dir.path().join("strict.db");
-    let strict = Config { threshold: 0.9, ..config() }.validate().unwrap();
+    let mut strict = config();
+    strict.matching.threshold = 0.9;
+    let strict = strict.validate().unwrap();
     drop(Index::open(&path, &strict).unwrap());
     let index = Index::open_existing(&path).unwrap();
     assert_eq!(index.settings().threshold, 0.9);
-    assert_eq!(index.settings().apply(config()).unwrap().threshold, 0.9);
+    assert_eq!(index.settings().apply(config()).unwrap().matching.threshold, 0.9);
     assert!(matches!(index.choose_crawl(None), Err(Error::Empty { .. })));
 }
 
@@ -247,8 +255,8 @@ fn page_metadata_from_extraction_is_stored() {
         body: html,
         url: None,
     };
-    let f = fp.fingerprint(raw).unwrap();
-    index.insert(&Page::new("c1", "https://shop.example/widget?print=1", f)).unwrap();
+    let (f, shown) = fp.fingerprint_page(raw).unwrap();
+    index.insert(&Page::observed("c1", "https://shop.example/widget?print=1", f, Some(shown), None)).unwrap();
     let stored = index.get("https://shop.example/widget?print=1").unwrap();
     let m = &stored[0].meta;
     assert_eq!(m.title.as_deref(), Some("Blue widget"));
@@ -256,15 +264,18 @@ fn page_metadata_from_extraction_is_stored() {
     assert_eq!(m.h1.as_deref(), Some("The blue widget"));
     assert_eq!(m.canonical.as_deref(), Some("https://shop.example/widget"));
     assert_eq!(m.noindex, Some(true));
-    assert_eq!((m.canonical_source.as_deref(), m.noindex_source.as_deref()), (Some("html"), Some("meta")));
+    assert_eq!(
+        (m.canonical_source.map(|s| s.as_str()), m.noindex_source.map(|s| s.as_str())),
+        (Some("html"), Some("meta"))
+    );
     // The main text is stored by default, and can be left out.
-    let (_, f) = &index.crawl_fingerprints("c1").unwrap()[0];
-    assert!(f.as_ref().unwrap().text.as_deref().is_some_and(|t| t.contains(&body[..40])));
-    let f = fp.fingerprint_text("https://shop.example/b".into(), DocKey(0), &body, None, "none").unwrap();
+    let (p, _) = &index.crawl_fingerprints("c1").unwrap()[0];
+    assert!(p.text.as_deref().is_some_and(|t| t.contains(&body[..40])));
+    let f = fp.fingerprint_text("https://shop.example/b".into(), DocKey(0), &body).unwrap();
     let mut page = Page::new("c2", "https://shop.example/b", f);
-    page.fingerprint.as_mut().unwrap().text = Some(body.clone());
+    page.record.text = Some(body.clone());
     index.insert(&page.without_text()).unwrap();
-    assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].1.as_ref().unwrap().text, None);
+    assert_eq!(index.crawl_fingerprints("c2").unwrap()[0].0.text, None);
 }
 
 /// The responses before a page's final one are kept, for audits of the index.
@@ -309,12 +320,12 @@ fn long_main_texts_are_stored_compressed_and_read_back_whole() {
     let long = format!("{}\n{}\n\nÉté, naïve café: ünïcödé survives.", article(1), article(2));
     let short = "A short note: the ferry runs at nine.".to_string();
     for (url, text) in [("https://a.test/long", &long), ("https://a.test/short", &short)] {
-        let mut f = fingerprint(&fp, url, text);
-        f.text = Some(text.clone());
-        index.insert(&Page::new("c1", url, f)).unwrap();
+        let mut page = Page::new("c1", url, fingerprint(&fp, url, text));
+        page.record.text = Some(text.clone());
+        index.insert(&page).unwrap();
     }
     let stored = index.crawl_fingerprints("c1").unwrap();
-    let texts: Vec<_> = stored.iter().map(|(_, f)| f.as_ref().unwrap().text.clone().unwrap()).collect();
+    let texts: Vec<_> = stored.iter().map(|(p, _)| p.text.clone().unwrap()).collect();
     assert_eq!(texts, [long.clone(), short.clone()]);
     drop(index);
 
@@ -540,7 +551,7 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     // index, with a band table built for 0.5.
     let dir = tempfile::tempdir().unwrap();
     let config = config();
-    assert_eq!(config.cross_site_threshold, Some(0.5));
+    assert_eq!(config.matching.cross_site_threshold, Some(0.5));
     let path = dir.path().join("i.db");
     let index = Index::open(&path, &config).unwrap();
     let fp = Fingerprinter::new(&config);
@@ -572,14 +583,16 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     let stored = Index::open_existing(&path).unwrap().settings().clone();
     assert_eq!((stored.threshold, stored.cross_site_threshold), (0.8, Some(0.5)));
     assert_eq!((stored.bands, stored.rows), (config.lsh_params().bands, config.lsh_params().rows));
-    assert_eq!(config.lsh_params(), webdup::index::LshParams::optimal(0.5, config.permutations));
+    assert_eq!(config.lsh_params(), webdup::index::LshParams::optimal(0.5, config.fingerprint.permutations));
 
     // An index with one rule for every pair holds the copy to 0.8.
-    let one_rule = Config { cross_site_threshold: None, ..config.clone() }.validate().unwrap();
+    let mut one_rule = config.clone();
+    one_rule.matching.cross_site_threshold = None;
+    let one_rule = one_rule.validate().unwrap();
     let index = Index::open(dir.path().join("one.db"), &one_rule).unwrap();
     index.insert_batch(&pages).unwrap();
     assert!(!index.check(&across).unwrap().seen());
-    assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.permutations).bands);
+    assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.fingerprint.permutations).bands);
 }
 
 /// Issue 40, item 7: a NUL in a page's URL or a control character in its

@@ -18,7 +18,7 @@ use serve_process::{Server, request, start};
 const REQUEST_LIMIT: Duration = Duration::from_secs(40);
 use webdup::engine::{Config, Fingerprinter};
 use webdup::store::{Index, Page};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 fn texts(n: usize, seed: u64) -> Vec<String> {
     corpus(&SynthConfig { documents: n, words_per_document: 60, copy_share: 0.0, seed, ..Default::default() })
@@ -44,7 +44,7 @@ fn two_index_handles_insert_concurrently_without_failures() {
                 for i in 0..PER_THREAD {
                     let n = (h * THREADS + th) * PER_THREAD + i;
                     let url = format!("https://two.test/{n}");
-                    let f = fp.fingerprint_text(url.clone(), webdup::DocKey::at(n), &t[n], None, "none").unwrap();
+                    let f = fp.fingerprint_text(url.clone(), webdup::DocKey::at(n), &t[n]).unwrap();
                     if let Err(e) = index.insert(&Page::new("c", url, f)) {
                         failures.push(e.to_string());
                     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use webdup::engine::Config;
 use webdup::store::Index;
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 const DOCS: usize = 12_000;
 const BATCH: usize = 64;

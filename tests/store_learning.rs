@@ -1,5 +1,5 @@
 //! Site templates the index learns from pages a crawler gives it one at a
-//! time (`webdup::store::crawler`), on real SQLite files: an article moved
+//! time (`webdup::crawler`), on real SQLite files: an article moved
 //! into another site's template is found once both sites are learned, pages
 //! stored before a site was learned are fingerprinted again, a page
 //! fingerprinted with an outdated template is brought up to date, and
@@ -8,20 +8,20 @@
 
 use std::sync::Arc;
 
+use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
-use webdup::store::crawler::{CrawledPage, Crawler};
 use webdup::store::{Index, LEARN_UNTIL};
-use webdup::synth::{SynthConfig, corpus};
-use webdup::template::{TemplateConfig, Templates};
+use webdup::template::Templates;
+use webdup_eval::synth::{SynthConfig, corpus};
 
 /// The command line's defaults (template suppression on), with one
 /// threshold for every pair: the cross-site one (0.5) would find the moved
 /// article before any template is learned, and these tests are about what
 /// learning changes.
 fn config() -> Config {
-    Config { template: Some(TemplateConfig::default()), cross_site_threshold: None, ..Config::default() }
-        .validate()
-        .unwrap()
+    let mut config = Config::tool();
+    config.matching.cross_site_threshold = None;
+    config.validate().unwrap()
 }
 
 fn texts(n: usize, words: usize, seed: u64) -> Vec<String> {
@@ -169,7 +169,7 @@ fn learning_stops_at_its_cap_and_where_an_add_stored_the_sites_template() {
 fn an_index_without_template_suppression_learns_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config::default().validate().unwrap();
-    assert!(config.template.is_none());
+    assert!(config.fingerprint.template.is_none());
     let index = Index::open(dir.path().join("i.db"), &config).unwrap();
     let crawler = Crawler::new(Arc::new(index), &config, "crawl");
     let sites = Sites::new();

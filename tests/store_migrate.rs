@@ -6,7 +6,7 @@ use webdup::engine::{Config, Fingerprinter};
 use webdup::extract::ExtractorKind;
 use webdup::index::lsh::band_key;
 use webdup::store::{Index, Page, schema};
-use webdup::synth::{SynthConfig, corpus};
+use webdup_eval::synth::{SynthConfig, corpus};
 
 /// Schema version 1, as released.
 /// The settings rows every schema version keeps in `meta`.
@@ -16,7 +16,7 @@ fn write_settings(conn: &rusqlite::Connection, config: &Config) {
         ("shingle_size", settings.fingerprint.shingle_size.to_string()),
         ("stopwords", settings.fingerprint.stopwords.to_string()),
         ("stem", settings.fingerprint.stem.to_string()),
-        ("language", settings.fingerprint.language.clone()),
+        ("language", settings.fingerprint.language.to_string()),
         ("extractor", settings.fingerprint.extractor.clone()),
         ("permutations", settings.fingerprint.permutations.to_string()),
         ("seed", settings.fingerprint.seed.to_string()),
@@ -61,12 +61,13 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     let path = dir.path().join("v1.db");
     // Indexes of this version were built when trafilatura was the default
     // extractor, and held every pair to one threshold.
-    let mut config = Config { cross_site_threshold: None, ..Config::default() };
-    config.extract.extractor = ExtractorKind::Trafilatura;
+    let mut config = Config::default();
+    config.matching.cross_site_threshold = None;
+    config.fingerprint.extractor = ExtractorKind::Trafilatura.to_string();
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "an old page about the ferry timetable at the harbour, kept since the first crawl of the site";
-    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text, Some("Ferry".into()), "none").unwrap();
+    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text).unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V1_SQL).unwrap();
@@ -139,12 +140,13 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     let path = dir.path().join("v2.db");
     // Indexes of this version were built when trafilatura was the default
     // extractor, and held every pair to one threshold.
-    let mut config = Config { cross_site_threshold: None, ..Config::default() };
-    config.extract.extractor = ExtractorKind::Trafilatura;
+    let mut config = Config::default();
+    config.matching.cross_site_threshold = None;
+    config.fingerprint.extractor = ExtractorKind::Trafilatura.to_string();
     let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let text = "the harbour ferry leaves every hour from the north pier and returns from the island at ten past";
-    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text, Some("Ferry".into()), "none").unwrap();
+    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text).unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(V2_SQL).unwrap();
@@ -186,23 +188,22 @@ fn a_version_2_index_is_migrated_and_its_pages_read_back_without_text() {
     assert_eq!(old.meta.noindex, Some(true));
     assert_eq!((old.meta.description.as_deref(), old.meta.h1.as_deref()), (Some("Timetable"), Some("Ferry")));
     // Sources and text were not recorded before version 3.
-    assert_eq!((old.meta.canonical_source.as_deref(), old.meta.noindex_source.as_deref()), (None, None));
+    assert_eq!((old.meta.canonical_source, old.meta.noindex_source), (None, None));
     let old_fp = old_fp.as_ref().expect("the page had content");
-    assert_eq!(old_fp.text, None);
+    assert_eq!(old.text, None);
     assert_eq!((&old_fp.shingles, old_fp.digest, &old_fp.minhash), (&f.shingles, f.digest, &f.minhash));
     assert!(pages[1].1.is_none(), "the 404 has no content");
 
     // The new columns are written after the migration.
-    let mut f = f;
-    f.text = Some(text.into());
     let mut page = Page::new("2024", "https://old.test/ferry", f);
+    page.record.text = Some(text.into());
     page.record.meta.canonical = Some("https://old.test/ferry".into());
-    page.record.meta.canonical_source = Some("html".into());
+    page.record.meta.canonical_source = Some(webdup::store::CanonicalSource::Html);
     index.insert(&page).unwrap();
     assert_eq!(index.choose_crawl(None).unwrap(), "2024");
-    let (new, new_fp) = &index.crawl_fingerprints("2024").unwrap()[0];
-    assert_eq!(new.meta.canonical_source.as_deref(), Some("html"));
-    assert_eq!(new_fp.as_ref().unwrap().text.as_deref(), Some(text));
+    let (new, _) = &index.crawl_fingerprints("2024").unwrap()[0];
+    assert_eq!(new.meta.canonical_source.map(|s| s.as_str()), Some("html"));
+    assert_eq!(new.text.as_deref(), Some(text));
     assert!(index.verify().unwrap().is_empty());
 }
 
@@ -237,11 +238,13 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");
     // Indexes of this version held every pair to one threshold.
-    let config = Config { cross_site_threshold: None, ..Config::default() }.validate().unwrap();
+    let mut config = Config::default();
+    config.matching.cross_site_threshold = None;
+    let config = config.validate().unwrap();
     let fp = Fingerprinter::new(&config);
     let t = corpus(&SynthConfig { documents: 2, words_per_document: 200, copy_share: 0.0, ..Default::default() });
     let text = t[0].as_str();
-    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text, Some("Hours".into()), "none").unwrap();
+    let f = fp.fingerprint_text("u".into(), webdup::DocKey(0), text).unwrap();
     let lsh = config.lsh_params();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
@@ -274,7 +277,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     assert!(refused.contains("cross_site_threshold"), "{refused}");
     let stored = Index::open_existing(&path).unwrap().settings().clone();
     assert_eq!(stored.cross_site_threshold, None);
-    assert_eq!(stored.apply(Config::default()).unwrap().cross_site_threshold, None);
+    assert_eq!(stored.apply(Config::default()).unwrap().matching.cross_site_threshold, None);
 
     let index = Index::open(&path, &config).unwrap();
     let stats = index.stats().unwrap();
@@ -282,14 +285,14 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     assert_eq!((stats.pages, stats.pending_pages, stats.band_rows), (1, 0, lsh.bands as u64));
     assert!(index.verify().unwrap().is_empty());
     // The text stored uncompressed before version 5 reads back as it was.
-    let (_, old_fp) = &index.crawl_fingerprints("2024").unwrap()[0];
-    assert_eq!(old_fp.as_ref().unwrap().text.as_deref(), Some(text));
+    let (old, _) = &index.crawl_fingerprints("2024").unwrap()[0];
+    assert_eq!(old.text.as_deref(), Some(text));
     // A near copy under a new URL: found through the old band rows, then
     // itself pending.
     let near_text: Vec<&str> =
         text.split(' ').enumerate().map(|(i, w)| if i % 60 == 0 { "zzzedit" } else { w }).collect();
     let near_text = near_text.join(" ");
-    let near = fp.fingerprint_text("n".into(), webdup::DocKey(0), &near_text, None, "none").unwrap();
+    let near = fp.fingerprint_text("n".into(), webdup::DocKey(0), &near_text).unwrap();
     assert_eq!(index.check(&near).unwrap().near[0].url, "https://old.test/hours");
     index.insert(&Page::new("2025", "https://old.test/opening-hours", near.clone())).unwrap();
     let r = index.check(&f).unwrap();
@@ -299,7 +302,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     );
     assert_eq!(index.stats().unwrap().pending_pages, 1);
     // Replacing the old page deletes its rows from `bands`.
-    let other = fp.fingerprint_text("o".into(), webdup::DocKey(0), &t[1], None, "none").unwrap();
+    let other = fp.fingerprint_text("o".into(), webdup::DocKey(0), &t[1]).unwrap();
     index.insert(&Page::new("2024", "https://old.test/hours", other)).unwrap();
     let r = index.check(&f).unwrap();
     assert!(r.exact.is_empty());

@@ -1,22 +1,24 @@
 //! What webdup keeps about one document after fingerprinting.
 
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 
 use crate::doc::DocKey;
-use crate::page::PageMeta;
 use crate::sketch::minhash::Signature;
 use crate::sketch::simhash;
 use crate::template;
 
 /// The version of [`Fingerprint`]'s serialized form; every serialized
 /// fingerprint carries it as `format_version`, and reading another one fails.
-/// Version 2 names the document by its [`DocKey`] (`key`); version 1 called
-/// the same number `order`, and is still read.
-pub const FINGERPRINT_FORMAT_VERSION: u32 = 2;
+/// Version 3 keeps only what matching needs: the page's title, metadata,
+/// main text and extractor name left it for its record (`page::PageView`,
+/// `page::PageRecord`). Version 2 named the document by its [`DocKey`]
+/// (`key`); version 1 called the same number `order`. Both are still read,
+/// their page fields passed over.
+pub const FINGERPRINT_FORMAT_VERSION: u32 = 3;
 
-/// Everything kept about one document after fingerprinting.
+/// What matching needs of one document after fingerprinting: its
+/// shingles, their sketches and digest, and its size. What the page said
+/// (its title, metadata and main text) is its record's, not this.
 ///
 /// Plain serde data: it can be written to a stage file or sent to another
 /// process (a dataflow worker) and read back whole. The serialized form
@@ -28,10 +30,6 @@ pub struct Fingerprint {
     /// The document's global key (its input position when one process
     /// reads the inputs).
     pub key: DocKey,
-    pub title: Option<String>,
-    /// The extractor that produced the text (`none` for plain-text input,
-    /// `stored` for a fingerprint read back from an index).
-    pub extractor: Cow<'static, str>,
     pub word_count: usize,
     /// Distinct shingle hashes, sorted: what verification compares.
     pub shingles: Vec<u64>,
@@ -39,12 +37,6 @@ pub struct Fingerprint {
     pub digest: [u8; 16],
     pub minhash: Signature,
     pub simhash: u64,
-    /// What an HTML page says about itself (title, canonical, robots...);
-    /// only when the fingerprinter keeps pages (`Config::keep_pages` in webdup).
-    pub meta: Option<Box<PageMeta>>,
-    /// The extracted main text; only when the fingerprinter keeps pages (`Config::keep_pages` in webdup), or read
-    /// back from an index that stored it.
-    pub text: Option<String>,
     /// Word hashes and counts, kept until corpus-wide SimHash weighting is
     /// done (TF-IDF only); empty afterwards.
     pub terms: Vec<(u64, u32)>,
@@ -71,21 +63,7 @@ impl Fingerprint {
         minhash: Signature,
         simhash: u64,
     ) -> Fingerprint {
-        Fingerprint {
-            id,
-            key,
-            title: None,
-            extractor: Cow::Borrowed("stored"),
-            word_count,
-            shingles,
-            digest,
-            minhash,
-            simhash,
-            meta: None,
-            text: None,
-            terms: Vec::new(),
-            context: Vec::new(),
-        }
+        Fingerprint { id, key, word_count, shingles, digest, minhash, simhash, terms: Vec::new(), context: Vec::new() }
     }
 
     /// Drops its site's template shingles (sorted), before sketching: a
@@ -161,19 +139,23 @@ struct Wire {
     id: String,
     #[serde(alias = "order")]
     key: DocKey,
-    title: Option<String>,
-    extractor: Cow<'static, str>,
     word_count: usize,
     shingles: Vec<u64>,
     digest: [u8; 16],
     minhash: Signature,
     simhash: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    meta: Option<Box<PageMeta>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     terms: Vec<(u64, u32)>,
+    /// Versions 1 and 2 carried the page's title, metadata, main text and
+    /// extractor name; they are read and passed over.
+    #[serde(default, rename = "title", skip_serializing)]
+    _title: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "extractor", skip_serializing)]
+    _extractor: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "meta", skip_serializing)]
+    _meta: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "text", skip_serializing)]
+    _text: Option<serde::de::IgnoredAny>,
 }
 
 impl From<Fingerprint> for Wire {
@@ -182,16 +164,16 @@ impl From<Fingerprint> for Wire {
             format_version: FINGERPRINT_FORMAT_VERSION,
             id: f.id,
             key: f.key,
-            title: f.title,
-            extractor: f.extractor,
             word_count: f.word_count,
             shingles: f.shingles,
             digest: f.digest,
             minhash: f.minhash,
             simhash: f.simhash,
-            meta: f.meta,
-            text: f.text,
             terms: f.terms,
+            _title: None,
+            _extractor: None,
+            _meta: None,
+            _text: None,
         }
     }
 }
@@ -212,15 +194,11 @@ impl TryFrom<Wire> for Fingerprint {
         Ok(Fingerprint {
             id: w.id,
             key: w.key,
-            title: w.title,
-            extractor: w.extractor,
             word_count: w.word_count,
             shingles: w.shingles,
             digest: w.digest,
             minhash: w.minhash,
             simhash: w.simhash,
-            meta: w.meta,
-            text: w.text,
             terms: w.terms,
             context: Vec::new(),
         })
@@ -247,13 +225,7 @@ mod tests {
             minhash,
             99,
         );
-        f.title = Some("Ferry".into());
-        f.text = Some(text.into());
-        f.meta = Some(Box::new(PageMeta {
-            canonical: Some("https://a.test/f".into()),
-            noindex: true,
-            ..PageMeta::default()
-        }));
+        f.terms = vec![(3, 1), (5, 2)];
         f
     }
 
@@ -322,8 +294,8 @@ mod tests {
         let f = fingerprint();
         let json = serde_json::to_value(&f).unwrap();
         assert_eq!(json["format_version"], FINGERPRINT_FORMAT_VERSION);
-        assert_eq!(json["extractor"], "stored");
         assert_eq!(json["key"], 7);
+        assert!(json.get("title").is_none() && json.get("text").is_none());
         let back: Fingerprint = serde_json::from_value(json).unwrap();
         assert_eq!(back, f);
     }
@@ -335,6 +307,19 @@ mod tests {
         let key = map.remove("key").unwrap();
         map.insert("order".into(), key);
         map.insert("format_version".into(), 1.into());
+        let back: Fingerprint = serde_json::from_value(json).unwrap();
+        assert_eq!(back, fingerprint());
+    }
+
+    #[test]
+    fn a_version_2_fingerprint_is_read_without_its_page_fields() {
+        let mut json = serde_json::to_value(fingerprint()).unwrap();
+        let map = json.as_object_mut().unwrap();
+        map.insert("format_version".into(), 2.into());
+        map.insert("title".into(), "Ferry".into());
+        map.insert("extractor".into(), "blocks".into());
+        map.insert("text".into(), "the ferry".into());
+        map.insert("meta".into(), serde_json::json!({"canonical": "https://a.test/f", "noindex": true}));
         let back: Fingerprint = serde_json::from_value(json).unwrap();
         assert_eq!(back, fingerprint());
     }

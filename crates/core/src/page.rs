@@ -31,6 +31,18 @@ pub struct PageMeta {
     pub language: Option<String>,
 }
 
+/// What a page showed beside its fingerprint: the title its extractor found,
+/// what its markup says about itself, and its main text (the last two only
+/// when kept: `webdup::Config::keep_pages`). Its [`PageRecord`] is made from
+/// it and the page's exchange ([`PageRecord::observed`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageView {
+    /// The title the extractor found, for a page whose markup has none.
+    pub title: Option<String>,
+    pub meta: Option<Box<PageMeta>>,
+    pub text: Option<String>,
+}
+
 /// True when robots directives (a meta tag or an `X-Robots-Tag` value, which
 /// may name a bot: `googlebot: noindex`) forbid indexing.
 pub fn forbids_indexing(directives: &str) -> bool {
@@ -77,8 +89,10 @@ pub fn usable_canonical(s: &str) -> bool {
     url::Url::parse(s.trim()).map_or(true, |u| matches!(u.scheme(), "http" | "https"))
 }
 
-/// Where a page's canonical came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a page's canonical came from; serialized (and stored) as
+/// [`CanonicalSource::as_str`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CanonicalSource {
     /// The page's own `<link rel=canonical>`.
     Html,
@@ -101,8 +115,10 @@ impl CanonicalSource {
     }
 }
 
-/// Why a page may not be indexed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a page may not be indexed; serialized (and stored) as
+/// [`NoindexSource::as_str`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum NoindexSource {
     /// An `X-Robots-Tag` header.
     XRobotsTag,
@@ -165,7 +181,7 @@ pub fn observe(meta: Option<&PageMeta>, exchange: Option<&Exchange>) -> Observed
 
 /// What the index records of a page beside its content: what the page
 /// says about itself, and what its HTTP headers said (the `Link` canonical,
-/// `X-Robots-Tag`), merged by [`observe`]. (`webdup_store::PageMeta`.)
+/// `X-Robots-Tag`), merged by [`observe`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordMeta {
     pub title: Option<String>,
@@ -173,14 +189,13 @@ pub struct RecordMeta {
     pub noindex: Option<bool>,
     pub description: Option<String>,
     pub h1: Option<String>,
-    /// Where `canonical` came from: `html` (`<link rel=canonical>`) or
-    /// `http` (`Link` header); `None` when unknown (rows stored before
-    /// schema version 3, canonicals given through the API).
+    /// Where `canonical` came from; `None` when unknown (rows stored
+    /// before schema version 3, canonicals given through the API).
     #[serde(default)]
-    pub canonical_source: Option<String>,
-    /// Why `noindex` is true: `meta` (robots meta tag) or `x-robots-tag`.
+    pub canonical_source: Option<CanonicalSource>,
+    /// Why `noindex` is true.
     #[serde(default)]
-    pub noindex_source: Option<String>,
+    pub noindex_source: Option<NoindexSource>,
 }
 
 impl RecordMeta {
@@ -206,15 +221,15 @@ impl RecordMeta {
     /// Takes the canonical and indexability of [`observe`].
     pub fn observe(&mut self, o: Observed) {
         self.canonical = o.canonical;
-        self.canonical_source = o.canonical_source.map(|s| s.as_str().into());
+        self.canonical_source = o.canonical_source;
         self.noindex = Some(o.noindex);
-        self.noindex_source = o.noindex_source.map(|s| s.as_str().into());
+        self.noindex_source = o.noindex_source;
     }
 }
 
 /// One page of one crawl as recorded (without its shingles): where it was
 /// asked for and where it ended, what the exchange answered, what the page
-/// said. The index reads these back (`webdup_store::StoredPage`); the SEO
+/// said. The index reads these back; the SEO
 /// reports (webdup-seo) read nothing else.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageRecord {
@@ -240,23 +255,22 @@ pub struct PageRecord {
     pub digest: Option<String>,
     pub simhash: Option<u64>,
     pub shingle_count: usize,
+    /// The main text, when kept ([`PageView::text`]) or stored; never
+    /// serialized (an audit's diff view shows it).
+    #[serde(skip)]
+    pub text: Option<String>,
 }
 
 impl PageRecord {
     /// The record of a page seen in a run rather than read from an index
     /// (`id` 0, no crawl, `fetched_at` 0): `url` as asked for, what its
-    /// exchange answered (none for a local file), what its fingerprint's
-    /// markup said ([`RecordMeta::of`]) and its content's sizes and digest.
-    pub fn observed(
-        url: String,
-        fingerprint: Option<&crate::fingerprint::Fingerprint>,
-        exchange: Option<&Exchange>,
-    ) -> PageRecord {
-        let meta = RecordMeta::of(
-            fingerprint.and_then(|f| f.meta.as_deref()),
-            fingerprint.and_then(|f| f.title.as_deref()),
-            exchange,
-        );
+    /// exchange answered (none for a local file), and what the page showed
+    /// (its markup merged with the exchange's headers by [`RecordMeta::of`],
+    /// its main text). Its content's sizes and digest are
+    /// [`PageRecord::with_content`]'s.
+    pub fn observed(url: String, page: Option<PageView>, exchange: Option<&Exchange>) -> PageRecord {
+        let page = page.unwrap_or_default();
+        let meta = RecordMeta::of(page.meta.as_deref(), page.title.as_deref(), exchange);
         let error = exchange.and_then(|e| e.error.clone());
         PageRecord {
             id: 0,
@@ -269,11 +283,19 @@ impl PageRecord {
             error: error.map(|e| e.1),
             meta,
             redirects: exchange.map(|e| e.redirects.clone()).unwrap_or_default(),
-            word_count: fingerprint.map_or(0, |f| f.word_count),
-            digest: fingerprint.map(|f| f.digest_hex()),
-            simhash: fingerprint.map(|f| f.simhash),
-            shingle_count: fingerprint.map_or(0, |f| f.shingles.len()),
+            word_count: 0,
+            digest: None,
+            simhash: None,
+            shingle_count: 0,
+            text: page.text,
         }
+    }
+
+    /// The record with its content's sizes and digest: its words, the MD5
+    /// of its normalized text, its SimHash and its count of shingles.
+    pub fn with_content(self, word_count: usize, digest: &[u8; 16], simhash: u64, shingle_count: usize) -> PageRecord {
+        let digest = Some(digest.iter().map(|b| format!("{b:02x}")).collect());
+        PageRecord { word_count, digest, simhash: Some(simhash), shingle_count, ..self }
     }
 
     /// Where the content was actually served: the final URL, else the URL.

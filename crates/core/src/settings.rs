@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::candidates::Method;
+use crate::shingle::LanguageChoice;
 use crate::sketch::SimHashWeighting;
 use crate::template::TemplateConfig;
 use crate::verify::Measure;
@@ -37,8 +38,8 @@ pub struct FingerprintSettings {
     pub shingle_size: usize,
     pub stopwords: bool,
     pub stem: bool,
-    /// `auto`, or the language code whose rules apply to every page.
-    pub language: String,
+    /// Per page (`auto`), or the language whose rules apply to every page.
+    pub language: LanguageChoice,
     /// MinHash permutations.
     pub permutations: usize,
     /// MinHash seed.
@@ -47,14 +48,13 @@ pub struct FingerprintSettings {
 }
 
 impl FingerprintSettings {
-    /// The settings in which `other` differs from these, as `name = ours
-    /// (not theirs)`, in field order.
-    pub fn differences(&self, other: &FingerprintSettings) -> Vec<String> {
+    /// The settings in which `other` differs from these, in field order.
+    pub fn differences(&self, other: &FingerprintSettings) -> Vec<Difference> {
         self.pairs()
             .into_iter()
             .zip(other.pairs())
             .filter(|((_, ours), (_, theirs))| ours != theirs)
-            .map(|((key, ours), (_, theirs))| format!("{key} = {ours} (not {theirs})"))
+            .map(|((setting, ours), (_, theirs))| Difference { setting, ours, theirs })
             .collect()
     }
 
@@ -74,11 +74,34 @@ impl FingerprintSettings {
             ("shingle_size", self.shingle_size.to_string()),
             ("stopwords", self.stopwords.to_string()),
             ("stem", self.stem.to_string()),
-            ("language", self.language.clone()),
+            ("language", self.language.to_string()),
             ("permutations", self.permutations.to_string()),
             ("seed", self.seed.to_string()),
             ("simhash_weighting", self.simhash_weighting.as_str().into()),
         ]
+    }
+}
+
+/// A setting with one value here (`ours`: an index's, a task's) and
+/// another there (`theirs`: the one asked for); shown as `name = ours (not
+/// theirs)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub setting: &'static str,
+    pub ours: String,
+    pub theirs: String,
+}
+
+impl Difference {
+    /// The differences as one line: `a = 1 (not 2), b = x (not y)`.
+    pub fn list(differences: &[Difference]) -> String {
+        differences.iter().map(Difference::to_string).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {} (not {})", self.setting, self.ours, self.theirs)
     }
 }
 
@@ -109,8 +132,8 @@ pub struct RunSettings {
 }
 
 /// The library's defaults: `blocks`, 5-word shingles, 128 permutations, no
-/// template suppression (the `webdup` binary turns it on); the facade checks
-/// that its `Config::default()` agrees.
+/// template suppression (the `webdup` tool's defaults, `Config::tool` in the
+/// facade, turn it on).
 impl Default for FingerprintSettings {
     fn default() -> Self {
         FingerprintSettings {
@@ -122,7 +145,7 @@ impl Default for FingerprintSettings {
             shingle_size: 5,
             stopwords: false,
             stem: false,
-            language: "auto".into(),
+            language: LanguageChoice::Auto,
             permutations: 128,
             seed: 42,
             simhash_weighting: SimHashWeighting::Tf,
@@ -147,8 +170,8 @@ mod tests {
         assert_eq!(serde_json::from_value::<FingerprintSettings>(json).unwrap(), a);
         let b = FingerprintSettings { shingle_size: 4, template: None, ..settings() };
         assert_eq!(
-            a.differences(&b),
-            ["template = share 0.5 min_pages 3 scope host-or-directory (not off)", "shingle_size = 5 (not 4)"]
+            Difference::list(&a.differences(&b)),
+            "template = share 0.5 min_pages 3 scope host-or-directory (not off), shingle_size = 5 (not 4)"
         );
         assert!(a.differences(&a).is_empty());
     }

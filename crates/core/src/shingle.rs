@@ -90,6 +90,47 @@ pub enum LanguageChoice {
     Fixed(Language),
 }
 
+/// A language name that is neither `auto` nor a supported ISO 639-1 code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown language '{0}': use auto or one of {codes}", codes = Language::codes().collect::<Vec<_>>().join(", "))]
+pub struct UnknownLanguage(pub String);
+
+/// `auto` (any case), or a language code ([`Language::from_code`]).
+impl std::str::FromStr for LanguageChoice {
+    type Err = UnknownLanguage;
+
+    fn from_str(s: &str) -> Result<Self, UnknownLanguage> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(LanguageChoice::Auto);
+        }
+        Language::from_code(s).map(LanguageChoice::Fixed).ok_or_else(|| UnknownLanguage(s.to_string()))
+    }
+}
+
+/// Written as its name (`auto` or the code), as settings record it.
+impl Serialize for LanguageChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LanguageChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// `auto`, or the language's code: what [`LanguageChoice::from_str`] reads.
+impl std::fmt::Display for LanguageChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LanguageChoice::Auto => f.write_str("auto"),
+            LanguageChoice::Fixed(l) => f.write_str(l.code),
+        }
+    }
+}
+
 /// How text becomes shingles.
 #[derive(Debug, Clone)]
 pub struct ShingleConfig {

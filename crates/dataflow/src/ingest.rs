@@ -89,7 +89,7 @@ pub fn paths(work: &Path, task: Task) -> (PathBuf, PathBuf) {
 
 /// The settings an ingest file depends on, as its marker records them.
 pub fn settings_json(config: &Config) -> serde_json::Value {
-    serde_json::to_value(config.fingerprint_settings()).unwrap_or(serde_json::Value::Null)
+    serde_json::to_value(&config.fingerprint).unwrap_or(serde_json::Value::Null)
 }
 
 /// Runs task `task` over `inputs` into `work` (see the module), unless its

@@ -15,9 +15,10 @@ pub const MAX_THREADS: usize = 256;
 /// other, and the default addresses take one port each from 2101.
 pub const MAX_PROCESSES: usize = 1024;
 
-/// Where the job runs: timely's `-w`, `-n`, `-p` and host file.
+/// The processes a job runs on, their addresses and worker threads:
+/// timely's `-w`, `-n`, `-p` and host file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cluster {
+pub struct Layout {
     /// Worker threads per process.
     pub threads: usize,
     /// Processes in all.
@@ -29,10 +30,10 @@ pub struct Cluster {
     pub hosts: Option<Vec<String>>,
 }
 
-impl Cluster {
+impl Layout {
     /// One process with `threads` workers.
-    pub fn local(threads: usize) -> Cluster {
-        Cluster { threads, processes: 1, process: 0, hosts: None }
+    pub fn local(threads: usize) -> Layout {
+        Layout { threads, processes: 1, process: 0, hosts: None }
     }
 
     pub(crate) fn validate(&self) -> Result<(), Error> {
@@ -89,13 +90,11 @@ mod tests {
 
     #[test]
     fn dcluster_w_100000_is_refused_with_the_bound_named() {
-        let err = Cluster::local(100_000).validate().unwrap_err().to_string();
+        let err = Layout::local(100_000).validate().unwrap_err().to_string();
         assert!(err.contains("100000 worker threads") && err.contains("at most 256"), "{err}");
-        let err = Cluster { processes: 100_000, ..Cluster::local(1) }.validate().unwrap_err().to_string();
+        let err = Layout { processes: 100_000, ..Layout::local(1) }.validate().unwrap_err().to_string();
         assert!(err.contains("100000 processes") && err.contains("at most 1024"), "{err}");
-        assert!(Cluster::local(MAX_THREADS).validate().is_ok());
-        assert!(
-            Cluster { processes: MAX_PROCESSES, process: MAX_PROCESSES - 1, ..Cluster::local(1) }.validate().is_ok()
-        );
+        assert!(Layout::local(MAX_THREADS).validate().is_ok());
+        assert!(Layout { processes: MAX_PROCESSES, process: MAX_PROCESSES - 1, ..Layout::local(1) }.validate().is_ok());
     }
 }

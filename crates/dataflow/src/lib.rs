@@ -77,4 +77,4 @@ impl Error {
 
 pub use ingest::{Task, ingest};
 pub use job::{PagesFile, cluster};
-pub use layout::Cluster;
+pub use layout::Layout;

@@ -66,7 +66,7 @@ pub(crate) fn read_ingest_markers(work: &Path, config: &Config) -> Result<Vec<Ma
                     let theirs: Option<webdup::engine::FingerprintSettings> =
                         m.settings.clone().and_then(|s| serde_json::from_value(s).ok());
                     let why = theirs
-                        .map(|t| t.differences(&config.fingerprint_settings()).join(", "))
+                        .map(|t| webdup::engine::Difference::list(&t.differences(&config.fingerprint)))
                         .unwrap_or_else(|| "unreadable settings".into());
                     return Err(Error::Config(format!(
                         "{}: ingested with other fingerprint settings ({why}); give the flags the ingest was run with",
@@ -102,8 +102,8 @@ pub(crate) fn job_hash(config: &Config, ingest: &[Marker]) -> String {
     let value = serde_json::json!({
         "format_version": marker::FORMAT_VERSION,
         "stage_format_version": files::STAGE_FORMAT_VERSION,
-        "fingerprint": config.fingerprint_settings(),
-        "match": config.match_settings(),
+        "fingerprint": config.fingerprint,
+        "match": config.matching,
         "ingest": ingest
             .iter()
             .map(|m| (&m.settings_hash, &m.inputs_hash, &m.files, m.rows, m.finished_at))

@@ -2,7 +2,7 @@
 //!
 //! A thin layer over the `webdup` library: pages come in as Python
 //! arguments, dicts or Arrow tables, become `CrawledPage`s, and go through
-//! the same entrance as the HTTP API (`webdup::store::crawler`). Every call
+//! the same entrance as the HTTP API (`webdup::crawler`). Every call
 //! that extracts, fingerprints or touches the index releases the GIL, so
 //! crawler threads run it in parallel; extraction runs on stacks deep enough
 //! for it (the extractor grows its own stack where a thread's is short).
@@ -18,13 +18,13 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use webdup::crawler::{Checked, CrawledPage, Crawler, PageError};
 use webdup::engine::{self, Config, Fingerprinter, Quiet};
 use webdup::extract::{ExtractConfig, ExtractorKind};
 use webdup::fetch::Hop;
 use webdup::report::{ClusterReport, Format as ReportFormat};
 use webdup::run::{Run, RunConfig};
 use webdup::source::{DocKey, Format, RawDocument};
-use webdup::store::crawler::{Checked, CrawledPage, Crawler, PageError};
 use webdup::store::{CheckResult as StoreCheck, Index as StoreIndex, Match as StoreMatch};
 
 pyo3::create_exception!(_webdup, WebdupError, PyException, "An index, a page or an input webdup could not use.");
@@ -48,31 +48,25 @@ fn page_error(e: PageError) -> PyErr {
     }
 }
 
-/// The settings `webdup` uses when given no flags: the library's defaults
-/// with site-template suppression on, as the command line has it.
-fn tool_defaults() -> Config {
-    Config { template: Some(webdup::template::TemplateConfig::default()), ..Config::default() }
-}
-
 /// `base` with the Python arguments given, validated.
 fn config_from(base: Config, threshold: Option<f64>, extractor: Option<&str>) -> PyResult<Config> {
     let mut config = base;
     if let Some(t) = threshold {
-        config.threshold = t;
+        config.matching.threshold = t;
         // As on the command line: a cross-site threshold above the one
         // asked for would be stricter across sites than within one.
-        config.cross_site_threshold = config.cross_site_threshold.filter(|&c| c < t);
+        config.matching.cross_site_threshold = config.matching.cross_site_threshold.filter(|&c| c < t);
     }
     if let Some(name) = extractor {
         let kind: ExtractorKind = name.parse().map_err(|e| PyValueError::new_err(format!("{e}")))?;
-        config.extract = ExtractConfig::new(kind);
+        config.fingerprint.extractor = kind.to_string();
     }
     config.validate().map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The tool's settings with the Python arguments given.
 fn config(threshold: Option<f64>, extractor: Option<&str>) -> PyResult<Config> {
-    config_from(tool_defaults(), threshold, extractor)
+    config_from(Config::tool(), threshold, extractor)
 }
 
 /// An indexed page like the one checked, with its exact overlap.
@@ -447,9 +441,9 @@ impl Index {
             // is not given comes from it, what is given must match it
             // (Index::open refuses other settings, naming them).
             let base = if path.exists() {
-                index_settings(&path).map_err(error)?.apply(tool_defaults()).map_err(error)?
+                index_settings(&path).map_err(error)?.apply(Config::tool()).map_err(error)?
             } else {
-                tool_defaults()
+                Config::tool()
             };
             let config = config_from(base, threshold, extractor)?;
             let index = StoreIndex::open(&path, &config).map_err(error)?;
@@ -767,7 +761,7 @@ fn compare(
         let doc = |id: &str, key: u64, body: String| {
             fp.fingerprint(RawDocument { id: id.into(), key: DocKey(key), format, body, url: None })
         };
-        Ok(engine::compare(&doc("a", 0, a)?, &doc("b", 1, b)?, config.threshold))
+        Ok(engine::compare(&doc("a", 0, a)?, &doc("b", 1, b)?, config.matching.threshold))
     });
     json_of(py, &comparison.map_err(error)?)
 }

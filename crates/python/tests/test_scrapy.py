@@ -1,7 +1,7 @@
 """A real Scrapy crawl with webdup on, over a site served on 127.0.0.1.
 
 Run by tests/python.rs in a fresh venv beside test_api.py. WEBDUP_SITE
-names a near-duplicate corpus (webdup::corpus, docs/near-dup-corpus.md):
+names a near-duplicate corpus (webdup_eval::corpus, docs/near-dup-corpus.md):
 real article pages recombined with real templates, as ``pages/sNNNN/*.html``
 with ``truth.tsv`` (each page's true cluster and kind). Its kinds:
 

@@ -388,6 +388,7 @@ mod tests {
             digest: (!shingles.is_empty()).then(|| format!("{:x}", shingles.iter().sum::<u64>())),
             simhash: None,
             shingle_count: shingles.len(),
+            text: None,
         };
         (record, shingles.to_vec())
     }

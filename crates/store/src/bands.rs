@@ -24,7 +24,7 @@
 use rusqlite::{Connection, Transaction, params};
 
 use super::{Error, Result};
-use crate::shingle::ShingleMap;
+use webdup_core::shingle::ShingleMap;
 
 /// Fewest pending pages that trigger a merge.
 pub const MERGE_MIN_PAGES: i64 = 4096;

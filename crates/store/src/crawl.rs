@@ -5,16 +5,19 @@
 use webdup_core::DocKey;
 use webdup_core::fingerprint::Fingerprint;
 
-use crate::{Error, Index, PAGE_COLUMN_COUNT, PAGE_COLUMNS, Result, StoredPage, decode_u32s, decode_u64s, inflate};
+use crate::codec::{decode_u32s, decode_u64s, inflate};
+use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page};
+use crate::{Error, Index, PageRecord, Result};
 
-/// One stored page of a crawl, read back: its record, and its fingerprint
-/// or why the row cannot be decoded.
+/// One stored page of a crawl, read back: its record (with its main text
+/// when it was stored), and its fingerprint or why the row cannot be
+/// decoded.
 #[derive(Debug)]
 pub struct CrawlRow {
     /// The page's record; for a row whose record itself cannot be decoded,
     /// its id and URL (or `row N` when even the URL cannot be read) and
     /// nothing else.
-    pub page: StoredPage,
+    pub page: PageRecord,
     /// The page's fingerprint, rebuilt from the stored parts; `Ok(None)`
     /// for a page stored without content, [`Error::Corrupt`] naming the row
     /// for one whose parts cannot be decoded.
@@ -36,17 +39,17 @@ impl Index {
             let mut out = Vec::new();
             while let Some(row) = rows.next()? {
                 let key = DocKey::at(out.len());
-                out.push(match crate::stored_page(row) {
-                    Ok(page) => {
-                        let fingerprint = fingerprint_of(row, &page, key, permutations);
+                out.push(match stored_page(row) {
+                    Ok(mut page) => {
+                        let fingerprint = fingerprint_of(row, &mut page, key, permutations);
                         CrawlRow { page, fingerprint }
                     }
                     Err(e) => {
                         let id: i64 = row.get(0)?;
                         let url = row.get::<_, String>(2).unwrap_or_else(|_| format!("row {id}"));
-                        let record = StoredPage::observed(url, None, None);
+                        let record = PageRecord::observed(url, None, None);
                         CrawlRow {
-                            page: StoredPage { id, crawl: crawl.into(), ..record },
+                            page: PageRecord { id, crawl: crawl.into(), ..record },
                             fingerprint: Err(Error::Corrupt { page_id: id, reason: e.to_string() }),
                         }
                     }
@@ -57,10 +60,11 @@ impl Index {
     }
 }
 
-/// The fingerprint of a stored row whose record reads as `page`.
+/// The fingerprint of a stored row whose record reads as `page`; the row's
+/// main text, when it has content and a text, goes to `page`.
 fn fingerprint_of(
     row: &rusqlite::Row,
-    page: &StoredPage,
+    page: &mut PageRecord,
     key: DocKey,
     permutations: usize,
 ) -> Result<Option<Fingerprint>> {
@@ -82,10 +86,9 @@ fn fingerprint_of(
     if minhash.len() != permutations {
         return Err(corrupt(format!("MinHash signature of {} values, not {permutations}", minhash.len())));
     }
-    let mut f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
-    f.title = page.meta.title.clone();
+    let f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
     let deflated: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 3).map_err(|e| corrupt(e.to_string()))?;
-    f.text = match deflated {
+    page.text = match deflated {
         Some(blob) => Some(inflate(&blob, page.id)?),
         None => row.get(PAGE_COLUMN_COUNT + 2).map_err(|e| corrupt(e.to_string()))?,
     };

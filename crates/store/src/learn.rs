@@ -7,7 +7,7 @@
 //! the same article on two sites below the threshold.
 //!
 //! So the index learns too. A page given with its fingerprint as it was
-//! before suppression ([`Unsuppressed`], which `webdup::store::crawler`
+//! before suppression ([`Unsuppressed`], which `webdup::crawler`
 //! provides) is kept in the `learning` table, by site, until the site has
 //! [`LEARN_UNTIL`] such pages. When a site reaches a learning point
 //! ([`TemplateConfig::min_pages`], then every power of two up to
@@ -30,10 +30,11 @@
 use std::borrow::Cow;
 
 use rusqlite::{OptionalExtension, Transaction, params};
-
-use super::{Index, Page, Result, bands, decode_u32s, decode_u64s, encode_u32s, encode_u64s};
-use crate::template::{self, TemplateConfig, site_of};
 use webdup_core::fingerprint::Fingerprint;
+use webdup_core::template::{self, TemplateConfig, site_of};
+
+use crate::codec::{decode_u32s, decode_u64s, encode_u32s, encode_u64s};
+use crate::{Index, Page, Result, bands};
 
 /// A site's template is learned for the last time when it has this many
 /// pages in the index, then kept.
@@ -228,7 +229,7 @@ impl Index {
         tx.prepare_cached(
             "INSERT INTO templates (crawl, site, learned_at, shingles, learned_from) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
-        .execute(params![ONLINE, site, super::now(), encode_u64s(&learned), n as i64])?;
+        .execute(params![ONLINE, site, crate::now(), encode_u64s(&learned), n as i64])?;
         let mut redone = Vec::new();
         if now.as_ref().map_or(&[][..], |t| &t.shingles) != learned.as_slice() {
             for (page_id, u) in &pages {
@@ -290,7 +291,7 @@ fn learning_pages(tx: &Transaction, site: &str) -> Result<Vec<(i64, Unsuppressed
         let digest: Vec<u8> = row.get(3)?;
         let digest: [u8; 16] = digest
             .try_into()
-            .map_err(|_| super::Error::Corrupt { page_id: id, reason: "learning digest is not 16 bytes".into() })?;
+            .map_err(|_| crate::Error::Corrupt { page_id: id, reason: "learning digest is not 16 bytes".into() })?;
         let context = if extra.is_empty() { Vec::new() } else { union(&shingles, &extra) };
         out.push((
             id,

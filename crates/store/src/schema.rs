@@ -109,7 +109,7 @@ ALTER TABLE pages ADD COLUMN redirects TEXT;
 ";
 
 /// Version 6: the template each `index add` learned per site (`site` as
-/// [`crate::template::site_of`] names it; `shingles` sorted, 64-bit
+/// [`webdup_core::template::site_of`] names it; `shingles` sorted, 64-bit
 /// little-endian, possibly empty: the site was looked at and has none), so
 /// that a page checked or added later, alone, is fingerprinted like the
 /// pages its site's template was learned from. The newest row of a site

@@ -7,11 +7,13 @@
 //! the other questions (the core's [`webdup_core::dedup`], run here on
 //! rayon's pool). Each stage only reads the output of the one before.
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{DocError, DocErrorKind, Error, Result};
-use crate::extract::{self, ExtractConfig};
+use crate::extract::{self, ExtractConfig, ExtractError, ExtractorKind, PageBudget};
 use crate::index::LshParams;
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, simhash};
@@ -23,46 +25,33 @@ use webdup_core::dedup;
 
 pub use webdup_core::candidates::Method;
 
-/// Every setting of a run, validated by [`Config::validate`].
+/// Every setting of a run, validated by [`Config::validate`]: the core's
+/// two settings types, kept as every report echoes them and an index
+/// records them (so recording and applying an index's settings is a copy),
+/// and what a run needs besides.
+///
+/// [`Config::default`] is the library's: no site-template suppression, so
+/// a page's fingerprint depends on that page alone. [`Config::tool`] is
+/// what the `webdup` command and the Python package use when given no
+/// settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct Config {
+    /// Everything that makes fingerprints comparable: the extractor and its
+    /// selectors (checked by [`Config::validate`]; [`Config::extract`] reads
+    /// them), template suppression, shingling and sketching.
+    pub fingerprint: FingerprintSettings,
+    /// How fingerprints are compared: thresholds, measure, candidates,
+    /// cluster size.
+    #[serde(rename = "match")]
+    pub matching: MatchSettings,
+    /// What one page may cost to extract; a page over it is refused. Not a
+    /// fingerprint setting: it changes which pages are read, not how.
     #[serde(skip)]
-    pub extract: ExtractConfig,
-    #[serde(skip)]
-    pub shingle: ShingleConfig,
-    pub shingle_size: usize,
-    pub permutations: usize,
-    pub seed: u64,
-    /// Least exact Jaccard for two documents to be linked; with
-    /// [`Config::cross_site_threshold`], for two documents of one site.
-    pub threshold: f64,
-    /// Least exact Jaccard for two documents of different sites (hosts, or
-    /// folders for local files, as [`crate::template::site_of`] tells):
-    /// `None` applies [`Config::threshold`] to every pair.
-    ///
-    /// Pages of one site share their template, and what of it survives
-    /// extraction (a teaser column, an author's bio) is shared text to
-    /// Jaccard: two thin pages of a site can reach 0.7 on that alone. Pages
-    /// of different sites share no template, so what they share is content:
-    /// a syndicated copy in another site's template keeps its article but
-    /// not its furniture, which lowers its Jaccard to the original (about
-    /// 0.5 to 0.8 after extraction for a copy with 5% of its words edited).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cross_site_threshold: Option<f64>,
-    /// What the thresholds are compared with: Jaccard (near-duplicates), or
-    /// the containment of the smaller page in the larger (excerpts, trimmed
-    /// copies, pages with comments added).
-    pub measure: Measure,
-    pub method: Method,
-    pub max_hamming: u32,
-    pub simhash_weighting: SimHashWeighting,
-    pub min_cluster_size: usize,
-    /// Site-template suppression before sketching; off when `None`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub template: Option<TemplateConfig>,
-    /// Keep each page's metadata and main text in its [`Fingerprint`]. Off
-    /// by default: `cluster` does not show them, and at 100,000 pages the
-    /// texts would outweigh the fingerprints; `audit` turns it on.
+    pub budget: PageBudget,
+    /// Keep each page's metadata and main text (its [`PageView`], in
+    /// [`Corpus::pages`]). Off by default: `cluster` does not show them, and
+    /// at 100,000 pages the texts would outweigh the fingerprints; `audit`
+    /// turns it on.
     #[serde(skip)]
     pub keep_pages: bool,
     /// Leave each page's SimHash at 0: for fingerprints that only MinHash
@@ -75,20 +64,17 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            // The duplicate finder's extractor; `extract` alone defaults to `auto`.
-            extract: ExtractConfig::new(crate::extract::ExtractorKind::Blocks),
-            shingle: ShingleConfig::default(),
-            shingle_size: 5,
-            permutations: 128,
-            seed: 42,
-            threshold: 0.8,
-            cross_site_threshold: Some(0.5),
-            measure: Measure::Jaccard,
-            method: Method::MinHash,
-            max_hamming: 3,
-            simhash_weighting: SimHashWeighting::Tf,
-            min_cluster_size: 2,
-            template: None,
+            // The duplicate finder's extractor (`blocks`); `extract` alone defaults to `auto`.
+            fingerprint: FingerprintSettings::default(),
+            matching: MatchSettings {
+                threshold: 0.8,
+                cross_site_threshold: Some(0.5),
+                measure: Measure::Jaccard,
+                method: Method::MinHash,
+                max_hamming: 3,
+                min_cluster_size: 2,
+            },
+            budget: PageBudget::default(),
             keep_pages: false,
             skip_simhash: false,
         }
@@ -96,94 +82,93 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Checks ranges and returns the config with derived fields in step.
+    /// The `webdup` tool's settings when given none, shared by the command
+    /// line and the Python package: the library's defaults with site-template
+    /// suppression on. Crawls hold many pages of few sites, whose navigation
+    /// and footers would otherwise make thin pages of a site look alike; the
+    /// library leaves it off so that a page's fingerprint depends on that
+    /// page alone unless asked.
+    pub fn tool() -> Config {
+        let mut config = Config::default();
+        config.fingerprint.template = Some(TemplateConfig::default());
+        config
+    }
+
+    /// Checks ranges, the extractor and the selectors; returns the config.
     pub fn validate(mut self) -> Result<Config> {
-        if self.shingle.size == 0 || self.shingle.size > 64 {
-            return Err(Error::Config(format!("shingle size must be 1 to 64 words, not {}", self.shingle.size)));
+        let f = &self.fingerprint;
+        if f.shingle_size == 0 || f.shingle_size > 64 {
+            return Err(Error::Config(format!("shingle size must be 1 to 64 words, not {}", f.shingle_size)));
         }
-        self.shingle_size = self.shingle.size;
-        if !(1..=4096).contains(&self.permutations) {
-            return Err(Error::Config(format!("permutations must be 1 to 4096, not {}", self.permutations)));
+        if !(1..=4096).contains(&f.permutations) {
+            return Err(Error::Config(format!("permutations must be 1 to 4096, not {}", f.permutations)));
         }
-        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
-            return Err(Error::Config(format!("threshold must be in (0, 1], not {}", self.threshold)));
+        self.extract()?;
+        let m = &self.matching;
+        if !(m.threshold > 0.0 && m.threshold <= 1.0) {
+            return Err(Error::Config(format!("threshold must be in (0, 1], not {}", m.threshold)));
         }
-        if let Some(t) = self.cross_site_threshold
+        if let Some(t) = m.cross_site_threshold
             && !(t > 0.0 && t <= 1.0)
         {
             return Err(Error::Config(format!("cross-site threshold must be in (0, 1], not {t}")));
         }
-        if self.max_hamming > 32 {
-            return Err(Error::Config(format!("max Hamming distance must be 0 to 32, not {}", self.max_hamming)));
+        if m.max_hamming > 32 {
+            return Err(Error::Config(format!("max Hamming distance must be 0 to 32, not {}", m.max_hamming)));
         }
-        if self.measure == Measure::Containment && self.method == Method::SimHash {
+        if m.measure == Measure::Containment && m.method == Method::SimHash {
             return Err(Error::Config(
                 "containment needs MinHash candidates (method minhash or both): SimHash compares whole texts".into(),
             ));
         }
-        if self.min_cluster_size < 2 {
+        if m.min_cluster_size < 2 {
             return Err(Error::Config("minimum cluster size must be at least 2".into()));
         }
-        if let Some(t) = self.template.take() {
-            self.template = Some(t.validate().map_err(Error::Config)?);
+        if let Some(t) = self.fingerprint.template.take() {
+            self.fingerprint.template = Some(t.validate().map_err(Error::Config)?);
         }
         Ok(self)
+    }
+
+    /// How pages are read: the fingerprint settings' extractor and
+    /// selectors, parsed, with the page budget.
+    pub fn extract(&self) -> Result<ExtractConfig> {
+        let f = &self.fingerprint;
+        let extractor: ExtractorKind = f.extractor.parse().map_err(|e: ExtractError| Error::Config(e.to_string()))?;
+        let extract = ExtractConfig { extractor, budget: self.budget, ..ExtractConfig::default() };
+        extract
+            .with_selectors(f.include_selector.as_deref(), f.exclude_selector.as_deref())
+            .map_err(|e| Error::Config(e.to_string()))
+    }
+
+    /// How text becomes shingles: the fingerprint settings' shingling.
+    pub fn shingle(&self) -> ShingleConfig {
+        let f = &self.fingerprint;
+        ShingleConfig { size: f.shingle_size, stopwords: f.stopwords, stem: f.stem, language: f.language }
     }
 
     /// The LSH banding for [`Config::lowest_threshold`], so that candidates
     /// cover both rules: what clustering and an index use.
     pub fn lsh_params(&self) -> LshParams {
-        LshParams::optimal(self.lowest_threshold(), self.permutations)
+        LshParams::optimal(self.lowest_threshold(), self.fingerprint.permutations)
     }
 
-    /// The lower of [`Config::threshold`] and [`Config::cross_site_threshold`].
+    /// The lower of the threshold and the cross-site threshold.
     pub fn lowest_threshold(&self) -> f64 {
-        self.match_settings().lowest_threshold()
+        self.matching.lowest_threshold()
+    }
+
+    /// Both settings, as reports echo them.
+    pub fn run_settings(&self) -> RunSettings {
+        RunSettings { fingerprint: self.fingerprint.clone(), matching: self.matching.clone() }
     }
 }
 
 pub use webdup_core::fingerprint::Fingerprint;
-pub use webdup_core::settings::{FINGERPRINT_SETTINGS_VERSION, FingerprintSettings, MatchSettings, RunSettings};
-
-impl Config {
-    /// Everything that makes this config's fingerprints comparable.
-    pub fn fingerprint_settings(&self) -> FingerprintSettings {
-        FingerprintSettings {
-            version: FINGERPRINT_SETTINGS_VERSION,
-            extractor: self.extract.extractor.as_str().into(),
-            include_selector: self.extract.include.as_ref().map(|c| c.as_str().into()),
-            exclude_selector: self.extract.exclude.as_ref().map(|c| c.as_str().into()),
-            template: self.template.clone(),
-            shingle_size: self.shingle.size,
-            stopwords: self.shingle.stopwords,
-            stem: self.shingle.stem,
-            language: match self.shingle.language {
-                crate::shingle::LanguageChoice::Auto => "auto".into(),
-                crate::shingle::LanguageChoice::Fixed(l) => l.code.into(),
-            },
-            permutations: self.permutations,
-            seed: self.seed,
-            simhash_weighting: self.simhash_weighting,
-        }
-    }
-
-    /// How this config compares fingerprints.
-    pub fn match_settings(&self) -> MatchSettings {
-        MatchSettings {
-            threshold: self.threshold,
-            cross_site_threshold: self.cross_site_threshold,
-            measure: self.measure,
-            method: self.method,
-            max_hamming: self.max_hamming,
-            min_cluster_size: self.min_cluster_size,
-        }
-    }
-
-    /// Both, as reports echo them.
-    pub fn run_settings(&self) -> RunSettings {
-        RunSettings { fingerprint: self.fingerprint_settings(), matching: self.match_settings() }
-    }
-}
+pub use webdup_core::page::PageView;
+pub use webdup_core::settings::{
+    Difference, FINGERPRINT_SETTINGS_VERSION, FingerprintSettings, MatchSettings, RunSettings,
+};
 
 /// The settings an index records for fingerprints made with a validated config.
 #[cfg(feature = "store")]
@@ -191,9 +176,9 @@ impl From<&Config> for crate::store::Settings {
     fn from(config: &Config) -> Self {
         let lsh = config.lsh_params();
         crate::store::Settings {
-            fingerprint: config.fingerprint_settings(),
-            threshold: config.threshold,
-            cross_site_threshold: config.cross_site_threshold,
+            fingerprint: config.fingerprint.clone(),
+            threshold: config.matching.threshold,
+            cross_site_threshold: config.matching.cross_site_threshold,
             bands: lsh.bands,
             rows: lsh.rows,
             assumed: Vec::new(),
@@ -204,41 +189,68 @@ impl From<&Config> for crate::store::Settings {
 #[cfg(feature = "store")]
 impl crate::store::ApplySettings for Config {
     /// The config with an index's fingerprint settings in place of its own
-    /// (shingling, extractor, selectors, template suppression, permutations,
-    /// seed, SimHash weighting) and its thresholds, validated. The rest
-    /// (candidate method, cluster size) is kept.
+    /// and its thresholds, validated. The rest (measure, candidate method,
+    /// cluster size, page budget) is kept.
     fn apply_settings(self, settings: &crate::store::Settings) -> crate::store::Result<Config> {
-        use crate::extract::ExtractorKind;
-        use crate::shingle::{Language, LanguageChoice, ShingleConfig};
-        use crate::store::Error;
-        let base = self;
-        let f = &settings.fingerprint;
-        let language = if f.language.eq_ignore_ascii_case("auto") {
-            LanguageChoice::Auto
-        } else {
-            LanguageChoice::Fixed(
-                Language::from_code(&f.language)
-                    .ok_or_else(|| Error::BadSettings(format!("language = {:?}", f.language)))?,
-            )
-        };
-        let extractor: ExtractorKind =
-            f.extractor.parse().map_err(|_| Error::BadSettings(format!("extractor = {:?}", f.extractor)))?;
-        let extract = ExtractConfig { extractor, ..base.extract }
-            .with_selectors(f.include_selector.as_deref(), f.exclude_selector.as_deref())
-            .map_err(|e| Error::BadSettings(e.to_string()))?;
-        let config = Config {
-            extract,
-            template: f.template.clone(),
-            shingle: ShingleConfig { size: f.shingle_size, stopwords: f.stopwords, stem: f.stem, language },
-            shingle_size: f.shingle_size,
-            permutations: f.permutations,
-            seed: f.seed,
-            simhash_weighting: f.simhash_weighting,
+        let matching = MatchSettings {
             threshold: settings.threshold,
             cross_site_threshold: settings.cross_site_threshold,
-            ..base
+            ..self.matching
         };
-        config.validate().map_err(|e| Error::BadSettings(e.to_string()))
+        let config = Config { fingerprint: settings.fingerprint.clone(), matching, ..self };
+        config.validate().map_err(|e| crate::store::Error::BadSettings(e.to_string()))
+    }
+}
+
+/// Which of the settings asked for on the way to an existing index were
+/// given, rather than left to their defaults: only those are differences
+/// worth naming.
+#[cfg(feature = "store")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Given {
+    pub threshold: bool,
+    pub cross_site_threshold: bool,
+}
+
+#[cfg(feature = "store")]
+impl Config {
+    /// The config under which an index with `stored` settings is read, and
+    /// the settings asked for (this config) that the index's own replace.
+    ///
+    /// The index's fingerprints are only comparable under its fingerprint
+    /// settings, so those always win. With `own_thresholds`, the thresholds
+    /// stay as asked when given: stored shingle sets are compared exactly,
+    /// so any threshold applies to them (`audit --index`); without, the
+    /// index's thresholds win too. A containment threshold is not the
+    /// index's Jaccard one, so it is never a difference.
+    pub fn under_index(
+        mut self,
+        stored: &crate::store::Settings,
+        given: Given,
+        own_thresholds: bool,
+    ) -> crate::store::Result<(Config, Vec<Difference>)> {
+        let threshold = self.matching.threshold;
+        let recluster = own_thresholds && given.threshold;
+        if self.matching.measure == Measure::Containment || recluster {
+            self.matching.threshold = stored.threshold;
+        }
+        let mut ours = crate::store::Settings::from(&self);
+        if own_thresholds || !given.cross_site_threshold {
+            // Applied as asked, or not asked for: not a difference to name.
+            ours.cross_site_threshold = stored.cross_site_threshold;
+        }
+        let differences = stored.differences(&ours);
+        let cross_site = self.matching.cross_site_threshold;
+        let mut config = stored.apply(self)?;
+        if own_thresholds {
+            // The stored sets re-cluster under any rule for pages of two sites.
+            if recluster {
+                config.matching.threshold = threshold;
+            }
+            config.matching.cross_site_threshold = cross_site.filter(|&c| c != config.matching.threshold);
+            config = config.validate().map_err(|e| crate::store::Error::BadSettings(e.to_string()))?;
+        }
+        Ok((config, differences))
     }
 }
 
@@ -257,45 +269,54 @@ pub struct Fingerprinter {
 impl Fingerprinter {
     pub fn new(config: &Config) -> Self {
         Fingerprinter {
-            extract: config.extract.clone(),
-            weighting: config.simhash_weighting,
-            shingler: Shingler::new(config.shingle.clone()),
-            minhasher: MinHasher::new(config.permutations, config.seed),
+            extract: config.extract().expect("a config from Config::validate reads its extractor and selectors"),
+            weighting: config.fingerprint.simhash_weighting,
+            shingler: Shingler::new(config.shingle()),
+            minhasher: MinHasher::new(config.fingerprint.permutations, config.fingerprint.seed),
             keep_pages: config.keep_pages,
             skip_simhash: config.skip_simhash,
-            learns_templates: config.template.is_some(),
+            learns_templates: config.fingerprint.template.is_some(),
         }
     }
 
     /// Extracts (HTML only), shingles and sketches one document.
     pub fn fingerprint(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
-        let mut f = self.fingerprint_unsketched(raw)?;
+        Ok(self.fingerprint_page(raw)?.0)
+    }
+
+    /// [`Fingerprinter::fingerprint`], with what the page showed (see
+    /// [`Fingerprinter::fingerprint_unsketched`]): what its record is made of.
+    pub fn fingerprint_page(&self, raw: RawDocument) -> Result<(Fingerprint, PageView), DocError> {
+        let (mut f, page) = self.fingerprint_unsketched(raw)?;
         self.sketch(&mut f);
-        Ok(f)
+        Ok((f, page))
     }
 
     /// Extracts and shingles one document, leaving its sketches empty until
     /// [`Fingerprinter::sketch`]: shingles may still be dropped in between.
-    pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<Fingerprint, DocError> {
+    /// Beside its fingerprint, what the page showed: the title its extractor
+    /// found and, when the fingerprinter keeps pages, its metadata and main
+    /// text.
+    pub fn fingerprint_unsketched(&self, raw: RawDocument) -> Result<(Fingerprint, PageView), DocError> {
         // The address after redirects, else the one asked for: extractors
         // use it to recognise the site, and canonicals resolve against it.
         let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
-        let (text, title, extractor, meta, context) = match raw.format {
-            Format::Text => (raw.body, None, "none", None, None),
+        let (text, title, meta, context) = match raw.format {
+            Format::Text => (raw.body, None, None, None),
             Format::Html if self.keep_pages => {
                 let p = extract::extract_page_with(&raw.body, url, &self.extract, false)
                     .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
-                (p.text, p.extracted_title, p.extractor, Some(Box::new(p.meta)), p.context)
+                (p.text, p.extracted_title, Some(Box::new(p.meta)), p.context)
             }
             // The same extraction, without reading the metadata no report
             // of this run shows.
             Format::Html => {
                 let e = extract::extract_with_url(&raw.body, url, &self.extract)
                     .map_err(|e| DocError::new(&raw.id, raw.key, e.doc_kind(), e.to_string()))?;
-                (e.text, e.title, e.extractor, None, e.context)
+                (e.text, e.title, None, e.context)
             }
         };
-        let mut f = self.shingle_text(raw.id, raw.key, &text, title, extractor)?;
+        let mut f = self.shingle_text(raw.id, raw.key, &text)?;
         if self.learns_templates
             && let Some(context) = context
         {
@@ -308,37 +329,20 @@ impl Fingerprinter {
             all.shrink_to_fit();
             f.context = all;
         }
-        if self.keep_pages {
-            f.meta = meta;
-            f.text = Some(text);
-        }
-        Ok(f)
+        let page = PageView { title, meta, text: self.keep_pages.then_some(text) };
+        Ok((f, page))
     }
 
     /// Shingles and sketches text that needs no extraction.
-    pub fn fingerprint_text(
-        &self,
-        id: String,
-        key: DocKey,
-        text: &str,
-        title: Option<String>,
-        extractor: &'static str,
-    ) -> Result<Fingerprint, DocError> {
-        let mut f = self.shingle_text(id, key, text, title, extractor)?;
+    pub fn fingerprint_text(&self, id: String, key: DocKey, text: &str) -> Result<Fingerprint, DocError> {
+        let mut f = self.shingle_text(id, key, text)?;
         self.sketch(&mut f);
         Ok(f)
     }
 
     /// Shingles text that needs no extraction, leaving its sketches empty
     /// until [`Fingerprinter::sketch`] (see [`Fingerprinter::fingerprint_unsketched`]).
-    pub fn shingle_text(
-        &self,
-        id: String,
-        key: DocKey,
-        text: &str,
-        title: Option<String>,
-        extractor: &'static str,
-    ) -> Result<Fingerprint, DocError> {
+    pub fn shingle_text(&self, id: String, key: DocKey, text: &str) -> Result<Fingerprint, DocError> {
         let sh = self.shingler.shingle(text);
         if sh.hashes.is_empty() {
             return Err(DocError::new(id, key, DocErrorKind::NoText, "no words found in the document's text"));
@@ -360,15 +364,11 @@ impl Fingerprinter {
         Ok(Fingerprint {
             id,
             key,
-            title,
-            extractor: std::borrow::Cow::Borrowed(extractor),
             word_count: sh.word_count,
             shingles: sh.hashes,
             digest: sh.digest,
             minhash: Signature::default(),
             simhash,
-            meta: None,
-            text: None,
             terms,
             context: Vec::new(),
         })
@@ -393,11 +393,17 @@ impl Fingerprinter {
 
 pub use webdup_core::progress::{Progress, Quiet};
 
-/// The fingerprinted documents of a run and the ones that failed.
+/// The fingerprinted documents of a run, what their pages showed, and the
+/// documents that failed.
 #[derive(Debug, Default)]
 pub struct Corpus {
     /// By key (input order).
     pub docs: Vec<Fingerprint>,
+    /// What each fingerprinted document's page showed (its extractor's
+    /// title; its metadata and main text with [`Config::keep_pages`]), by
+    /// key, until a run makes its pages' records of them
+    /// (`webdup::run::Loaded::finish`).
+    pub pages: BTreeMap<DocKey, PageView>,
     /// By key (input order).
     pub errors: Vec<DocError>,
 }
@@ -480,7 +486,10 @@ impl Corpus {
         let mut corpus = Corpus::default();
         for r in results {
             match r {
-                Ok(f) => corpus.docs.push(f),
+                Ok((f, page)) => {
+                    corpus.pages.insert(f.key, page);
+                    corpus.docs.push(f);
+                }
                 Err(e) => corpus.errors.push(e),
             }
         }
@@ -497,12 +506,12 @@ impl Corpus {
     /// here. Call once, on a corpus from [`Corpus::fingerprint_streaming`].
     pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
         let fp = Fingerprinter::new(config);
-        let learned = match &config.template {
+        let learned = match &config.fingerprint.template {
             Some(t) => self.suppress_templates(t, known),
             None => Templates::default(),
         };
         self.docs.par_iter_mut().for_each(|d| fp.sketch(d));
-        self.finish_weighting(config.simhash_weighting);
+        self.finish_weighting(config.fingerprint.simhash_weighting);
         learned
     }
 
@@ -577,8 +586,7 @@ pub use webdup_core::dedup::{Cluster, Clustering, Comparison, Member, Neighbor, 
 /// clustering over a corpus ([`webdup_core::dedup::find_duplicates`] on
 /// rayon's pool; `stats.documents` counts the failed documents too).
 pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
-    let mut clustering =
-        dedup::find_duplicates(&Threads, &corpus.docs, &config.match_settings(), &config.fingerprint_settings());
+    let mut clustering = dedup::find_duplicates(&Threads, &corpus.docs, &config.matching, &config.fingerprint);
     clustering.stats.documents = corpus.len();
     clustering
 }
@@ -587,7 +595,7 @@ pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
 /// is at least `floor`, most similar first (ties to the lower key), in the
 /// order of `corpus.docs`.
 pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Vec<Vec<Neighbor>> {
-    dedup::neighbors(&Threads, &corpus.docs, &config.match_settings(), &config.fingerprint_settings(), floor, top)
+    dedup::neighbors(&Threads, &corpus.docs, &config.matching, &config.fingerprint, floor, top)
 }
 
 #[cfg(test)]
@@ -597,8 +605,14 @@ mod tests {
     use crate::verify::Overlap;
 
     #[test]
-    fn the_default_config_fingerprints_with_the_cores_default_settings() {
-        assert_eq!(Config::default().validate().unwrap().fingerprint_settings(), FingerprintSettings::default());
+    fn the_tool_config_is_the_library_one_with_templates_on() {
+        let tool = Config::tool().validate().unwrap();
+        assert_eq!(tool.fingerprint.template, Some(TemplateConfig::default()));
+        let library = Config::default().validate().unwrap();
+        assert_eq!(
+            Config { fingerprint: FingerprintSettings { template: None, ..tool.fingerprint }, ..tool }.run_settings(),
+            library.run_settings()
+        );
     }
 
     #[test]
@@ -627,7 +641,7 @@ mod tests {
                 body: html.clone(),
                 url: url.map(str::to_string),
             };
-            fp.fingerprint(raw).unwrap().meta.and_then(|m| m.canonical)
+            fp.fingerprint_unsketched(raw).unwrap().1.meta.and_then(|m| m.canonical)
         };
         assert_eq!(canonical(Some("https://new.example/b/page")).as_deref(), Some("https://new.example/b/guide"));
         assert_eq!(canonical(None).as_deref(), Some("https://old.example/a/guide"));
@@ -659,7 +673,8 @@ mod tests {
         assert!(!clustered("https://a.example/story", "https://a.example/copy", &config));
         assert!(clustered("site-a/story.txt", "site-b/copy.txt", &config));
         assert!(!clustered("site-a/story.txt", "site-a/copy.txt", &config));
-        let one_rule = Config { cross_site_threshold: None, ..config.clone() };
+        let mut one_rule = config.clone();
+        one_rule.matching.cross_site_threshold = None;
         assert!(!clustered("https://a.example/story", "https://b.example/copy", &one_rule));
     }
 }

@@ -14,9 +14,9 @@
 //! let config = Config::default().validate().unwrap();
 //! let fp = Fingerprinter::new(&config);
 //! let text = "the quick brown fox jumps over the lazy dog by the river bank today";
-//! let a = fp.fingerprint_text("a".into(), webdup::DocKey(0), text, None, "none").unwrap();
-//! let b = fp.fingerprint_text("b".into(), webdup::DocKey(1), &text.replace("today", "again"), None, "none").unwrap();
-//! let c = compare(&a, &b, config.threshold);
+//! let a = fp.fingerprint_text("a".into(), webdup::DocKey(0), text).unwrap();
+//! let b = fp.fingerprint_text("b".into(), webdup::DocKey(1), &text.replace("today", "again")).unwrap();
+//! let c = compare(&a, &b, config.matching.threshold);
 //! assert!(c.jaccard > 0.8 && !c.exact);
 //! ```
 
@@ -32,13 +32,15 @@ pub use webdup_web::warc;
 pub use webdup_web::{crawl, decode, error, extract, fetch, source};
 
 pub mod audit;
-pub mod corpus;
+#[cfg(feature = "store")]
+pub mod crawler;
 pub mod engine;
 pub mod report;
 #[cfg(feature = "http")]
 pub mod run;
-pub mod score;
-/// The crawl index (webdup-store), and its HTTP API (feature `serve`).
+#[cfg(feature = "serve")]
+pub mod serve;
+/// The crawl index (webdup-store).
 ///
 /// ```
 /// use webdup::engine::{Config, Fingerprinter};
@@ -49,11 +51,11 @@ pub mod score;
 /// let index = Index::open(dir.path().join("webdup.db"), &config).unwrap();
 /// let fp = Fingerprinter::new(&config);
 /// let text = "the river path was restored this spring with new gravel and benches along the bank";
-/// let page = fp.fingerprint_text("https://example.com/a".into(), webdup::DocKey(0), text, None, "none").unwrap();
+/// let page = fp.fingerprint_text("https://example.com/a".into(), webdup::DocKey(0), text).unwrap();
 /// index.insert(&Page::new("monday", "https://example.com/a", page)).unwrap();
 ///
 /// // Later, another URL with the same text:
-/// let seen = fp.fingerprint_text("https://example.com/b".into(), webdup::DocKey(0), text, None, "none").unwrap();
+/// let seen = fp.fingerprint_text("https://example.com/b".into(), webdup::DocKey(0), text).unwrap();
 /// let result = index.check(&seen).unwrap();
 /// assert_eq!(result.exact[0].url, "https://example.com/a");
 /// assert_eq!(index.stats().unwrap().pages, 1);
@@ -61,10 +63,9 @@ pub mod score;
 #[cfg(feature = "store")]
 pub mod store {
     pub use webdup_store::*;
-    pub mod crawler;
+    #[cfg(feature = "http")]
     mod pages;
-    #[cfg(feature = "serve")]
-    pub mod serve;
+    #[cfg(feature = "http")]
     pub use pages::pages_of;
 
     /// Lost and found over an index's crawls: [`mod@webdup_seo::lost_and_found`]
@@ -87,7 +88,6 @@ pub mod store {
 }
 /// SEO reports over recorded crawls (webdup-seo).
 pub use webdup_seo as seo;
-pub mod synth;
 pub mod threads;
 
 pub use engine::{Cluster, Clustering, Config, Corpus, Fingerprint, Method};

@@ -25,10 +25,13 @@
 //! assert_eq!(loaded.corpus.docs[0].digest, loaded.corpus.docs[1].digest);
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
 use crate::crawl::{CrawlConfig, CrawlSummary, KeyPlan};
+use webdup_core::page::{Exchange, PageRecord};
+
+use crate::audit::Content;
 use crate::engine::{Config, Corpus, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
@@ -50,12 +53,18 @@ pub struct RunConfig {
     pub follow: Option<CrawlConfig>,
 }
 
-/// A run's documents and, for URLs and the pages of web archives, what
-/// fetching them recorded (in input order).
+/// A run's documents, its pages as recorded and, for URLs and the pages of
+/// web archives, what fetching them recorded (in input order).
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub corpus: Corpus,
+    /// Every page of the run by key (input order), with what its fetch
+    /// answered and its markup said: filled by [`Loaded::finish`] (which
+    /// [`Run::load_all`] runs) and kept in step by [`Loaded::fold_redirects`].
+    pub pages: Vec<RunPage>,
     pub fetches: Vec<FetchRecord>,
+    /// Inputs folded into another input's page by [`Loaded::fold_redirects`].
+    pub redirected: Vec<Redirected>,
     /// What the records of the run's web archives gave: pages, failures,
     /// and the records passed over by reason. Empty without an archive.
     #[cfg(feature = "warc")]
@@ -92,9 +101,9 @@ impl Run {
         let expanded = self.expand(inputs, stdin)?;
         let keys = expanded.next_keys();
         let mut loaded = self.load_keyed(expanded.sources, Some(keys), config, progress)?;
-        loaded.corpus.finish(config, known);
         // Keyed after every source by `expand` (see `Collected`).
         loaded.corpus.add_errors(expanded.errors);
+        loaded.finish(config, known);
         Ok(loaded)
     }
 
@@ -127,8 +136,8 @@ impl Run {
     }
 
     /// Reads local files and fetches URLs, fingerprinting every document as
-    /// it arrives. The corpus-wide stages are the caller's:
-    /// [`Corpus::finish`]. While pages stream in from the fetcher, progress
+    /// it arrives. The corpus-wide stages, and with them the pages' records,
+    /// are the caller's: [`Loaded::finish`]. While pages stream in from the fetcher, progress
     /// is reported as the `fetch` stage: fetching is what the user waits for.
     ///
     /// `sources` may be any of the sources [`Run::expand`] gave, in any
@@ -222,7 +231,9 @@ impl Run {
         fetches.sort_by_key(|r| r.key);
         Ok(Loaded {
             corpus,
+            pages: Vec::new(),
             fetches,
+            redirected: Vec::new(),
             #[cfg(feature = "warc")]
             warc: archived.summary,
             crawl,
@@ -430,36 +441,109 @@ impl Progress for Growth<'_> {
     }
 }
 
-/// One page per final URL: an input that redirected to the page another
-/// input also reached (the migration workflow: old URLs beside the new
-/// sitemap) leaves the corpus and is returned as a [`Redirected`], so it is
-/// never reported as a duplicate of its own target. The input kept for a
-/// page is the one that asked for it directly, else the first to reach it.
-/// Fetch records stay as they are. Call after [`Run::load_all`], before
-/// clustering.
-pub fn fold_redirects(corpus: &mut Corpus, fetches: &[FetchRecord]) -> Vec<Redirected> {
-    let by_key: HashMap<DocKey, &FetchRecord> = fetches.iter().map(|r| (r.key, r)).collect();
-    let record = |d: &crate::engine::Fingerprint| by_key.get(&d.key).copied();
-    let pages: Vec<(Option<&str>, bool)> = corpus
-        .docs
-        .iter()
-        .map(|d| record(d).map_or((None, false), |r| (r.final_url.as_deref(), r.chain.len() > 1)))
-        .collect();
-    let into = webdup_core::page::fold_redirects(&pages);
-    let mut folded = Vec::new();
-    for (d, k) in corpus.docs.iter().zip(&into) {
-        if let (Some(k), Some(r)) = (k, record(d)) {
-            folded.push(Redirected {
-                id: d.id.clone(),
-                final_url: r.final_url.clone().unwrap_or_default(),
-                chain: r.chain.clone(),
-                same_as: corpus.docs[*k].id.clone(),
-            });
+/// One page of a run: the input, its record, and what became of its content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPage {
+    pub key: DocKey,
+    /// The input as given (the document's id).
+    pub id: String,
+    /// The URL asked for (normalized when it was fetched), what the fetch
+    /// answered (final URL, status, redirects, its error, else the
+    /// document's), what the page's markup and headers said, merged by the
+    /// one rule, and its content's sizes and digest.
+    pub record: PageRecord,
+    /// Fingerprinted (`Doc`), failed, or folded into another input's page
+    /// (`Redirect`, see [`Loaded::fold_redirects`]).
+    pub content: Content,
+}
+
+impl Loaded {
+    /// The corpus-wide stages ([`Corpus::finish`], with `known` templates
+    /// for sites too small in this run to learn their own), then every
+    /// page's record. Returns the templates learned here.
+    pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
+        let learned = self.corpus.finish(config, known);
+        self.record_pages();
+        learned
+    }
+
+    /// The run's pages from its documents (with what their pages showed,
+    /// taken from [`Corpus::pages`]), failures and fetch records, each joined
+    /// by key to what its fetch recorded: the one place a page and its
+    /// exchange meet. A fetch that redirected and has no document of its own
+    /// is a `Redirect`.
+    fn record_pages(&mut self) {
+        let by_key: HashMap<DocKey, &FetchRecord> = self.fetches.iter().map(|r| (r.key, r)).collect();
+        let exchange = |key: DocKey| by_key.get(&key).map(|r| Exchange::from(*r));
+        let url_of = |id: &str, key: DocKey| by_key.get(&key).and_then(|r| r.url.clone()).unwrap_or_else(|| id.into());
+        let mut shown = std::mem::take(&mut self.corpus.pages);
+        let corpus = &self.corpus;
+        let mut pages = Vec::with_capacity(corpus.len());
+        for d in &corpus.docs {
+            let record = PageRecord::observed(url_of(&d.id, d.key), shown.remove(&d.key), exchange(d.key).as_ref())
+                .with_content(d.word_count, &d.digest, d.simhash, d.shingles.len());
+            pages.push(RunPage { key: d.key, id: d.id.clone(), record, content: Content::Doc(d.key) });
+        }
+        for e in &corpus.errors {
+            let mut record = PageRecord::observed(url_of(&e.id, e.key), None, exchange(e.key).as_ref());
+            if record.error_kind.is_none() {
+                (record.error_kind, record.error) = (Some(e.kind.as_str().into()), Some(e.message.clone()));
+            }
+            let content = Content::Failed { kind: e.kind.as_str().into(), message: e.message.clone() };
+            pages.push(RunPage { key: e.key, id: e.id.clone(), record, content });
+        }
+        let present: HashSet<DocKey> = pages.iter().map(|p| p.key).collect();
+        for r in self.fetches.iter().filter(|r| r.chain.len() > 1 && !present.contains(&r.key)) {
+            let url = r.url.clone().unwrap_or_else(|| r.id.clone());
+            let record = PageRecord::observed(url, None, Some(&Exchange::from(r)));
+            pages.push(RunPage { key: r.key, id: r.id.clone(), record, content: Content::Redirect });
+        }
+        pages.sort_by_key(|p| p.key);
+        self.pages = pages;
+    }
+
+    /// One page per final URL: an input that redirected to the page another
+    /// input also reached (the migration workflow: old URLs beside the new
+    /// sitemap) leaves the corpus, its page becomes a `Redirect` and it is
+    /// listed in [`Loaded::redirected`], so it is never reported as a
+    /// duplicate of its own target. The input kept for a page is the one
+    /// that asked for it directly, else the first to reach it. Fetch
+    /// records stay as they are. What `webdup cluster` and `webdup audit`
+    /// read; `index add` keeps every page.
+    pub fn fold_redirects(&mut self) {
+        let by_key: HashMap<DocKey, &FetchRecord> = self.fetches.iter().map(|r| (r.key, r)).collect();
+        let corpus = &mut self.corpus;
+        let record = |d: &crate::engine::Fingerprint| by_key.get(&d.key).copied();
+        let ends: Vec<(Option<&str>, bool)> = corpus
+            .docs
+            .iter()
+            .map(|d| record(d).map_or((None, false), |r| (r.final_url.as_deref(), r.chain.len() > 1)))
+            .collect();
+        let into = webdup_core::page::fold_redirects(&ends);
+        for (d, k) in corpus.docs.iter().zip(&into) {
+            if let (Some(k), Some(r)) = (k, record(d)) {
+                self.redirected.push(Redirected {
+                    id: d.id.clone(),
+                    final_url: r.final_url.clone().unwrap_or_default(),
+                    chain: r.chain.clone(),
+                    same_as: corpus.docs[*k].id.clone(),
+                });
+            }
+        }
+        let folded: HashSet<DocKey> =
+            corpus.docs.iter().zip(&into).filter(|(_, k)| k.is_some()).map(|(d, _)| d.key).collect();
+        let mut keep = into.iter().map(Option::is_none);
+        corpus.docs.retain(|_| keep.next().unwrap_or(true));
+        // A folded page is listed as its fetch recorded it: the URL asked
+        // for, where it ended, through which redirects.
+        for p in self.pages.iter_mut().filter(|p| folded.contains(&p.key)) {
+            if let Some(r) = by_key.get(&p.key) {
+                let url = r.url.clone().unwrap_or_else(|| r.id.clone());
+                p.record = PageRecord::observed(url, None, Some(&Exchange::from(*r)));
+                p.content = Content::Redirect;
+            }
         }
     }
-    let mut keep = into.iter().map(Option::is_none);
-    corpus.docs.retain(|_| keep.next().unwrap_or(true));
-    folded
 }
 
 /// A run's duplicates, as `webdup cluster` reports them.
@@ -471,11 +555,11 @@ pub struct Clustered {
 }
 
 /// What `webdup cluster` does with a loaded run: one page per final URL
-/// ([`fold_redirects`]), duplicates found, and the report with the run's
-/// fetches, redirects and web-archive summary.
-pub fn cluster(loaded: Loaded, config: &Config) -> Clustered {
-    let Loaded { mut corpus, fetches, .. } = loaded;
-    let redirected = fold_redirects(&mut corpus, &fetches);
+/// ([`Loaded::fold_redirects`]), duplicates found, and the report with the
+/// run's fetches, redirects and web-archive summary.
+pub fn cluster(mut loaded: Loaded, config: &Config) -> Clustered {
+    loaded.fold_redirects();
+    let Loaded { corpus, fetches, redirected, .. } = loaded;
     let clustering = crate::engine::find_duplicates(&corpus, config);
     let mut report = crate::report::ClusterReport::new(&corpus, &clustering, config);
     report.fetches = fetches;

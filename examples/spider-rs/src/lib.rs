@@ -18,7 +18,7 @@ use spider::website::Website;
 use tokio::sync::broadcast::error::RecvError;
 use webdup::engine::Config;
 use webdup::store::Index;
-use webdup::store::crawler::{CrawledPage, Crawler};
+use webdup::crawler::{CrawledPage, Crawler};
 use webdup::template::TemplateConfig;
 
 /// What the index said about one fetched page.

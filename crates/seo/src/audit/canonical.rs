@@ -211,7 +211,7 @@ mod tests {
     fn row(page: usize, url: &str, canonical: Option<&str>, noindex: bool, status: Option<u16>) -> PageRow {
         PageRow {
             canonical: canonical.map(str::to_string),
-            canonical_source: canonical.map(|_| "html"),
+            canonical_source: canonical.map(|_| webdup_core::page::CanonicalSource::Html),
             noindex,
             words: Some(300),
             ..crate::audit::blank_row(page, url.into(), None, status)

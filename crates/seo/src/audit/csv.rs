@@ -5,6 +5,7 @@ use std::io::Write;
 use super::Audit;
 use crate::csv_safe::SafeCsvWriter;
 use std::io::Result;
+use webdup_core::page::CanonicalSource;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(T::to_string).unwrap_or_default()
@@ -45,7 +46,7 @@ pub fn write_pages(audit: &Audit, out: &mut dyn Write) -> Result<()> {
             opt(&p.description),
             opt(&p.h1),
             opt(&p.canonical),
-            opt(&p.canonical_source),
+            opt(&p.canonical_source.map(CanonicalSource::as_str)),
             p.noindex.to_string(),
             opt(&p.words),
             p.thin.to_string(),

@@ -14,7 +14,7 @@
 //!
 //! A fresh run and a crawl kept in an index reach this one builder through
 //! the same page model: the `webdup` facade turns either into
-//! [`AuditPage`]s (`webdup::audit::of_run`, `webdup::audit::of_crawl`).
+//! [`AuditPage`]s (`webdup::audit::run`, `webdup::audit::from_index`).
 
 pub mod canonical;
 pub mod csv;
@@ -163,11 +163,10 @@ pub struct PageRow {
     /// Resolved canonical URL: the HTML `<link rel=canonical>`, else the
     /// HTTP `Link` header.
     pub canonical: Option<String>,
-    /// `html` or `http`.
-    pub canonical_source: Option<&'static str>,
+    pub canonical_source: Option<CanonicalSource>,
     pub noindex: bool,
-    /// `meta` or `x-robots-tag` (the first found).
-    pub noindex_source: Option<&'static str>,
+    /// The first reason found.
+    pub noindex_source: Option<NoindexSource>,
     /// Words of main text; absent for pages that failed.
     pub words: Option<usize>,
     pub thin: bool,
@@ -265,7 +264,7 @@ pub struct Audit {
     pub schema_version: u32,
     pub generator: String,
     /// Set when the pages were read from an index rather than fetched or
-    /// read in this run (`webdup::audit::from_crawl`).
+    /// read in this run (`webdup::audit::from_index`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<AuditSource>,
     pub settings: AuditSettings,
@@ -519,12 +518,9 @@ fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows
         row.description = r.meta.description.clone();
         row.h1 = r.meta.h1.clone();
         row.canonical = r.meta.canonical.clone().filter(|c| canonical::usable_canonical(c));
-        row.canonical_source = row.canonical.as_ref().and_then(|_| {
-            r.meta.canonical_source.as_deref().and_then(CanonicalSource::from_name).map(CanonicalSource::as_str)
-        });
+        row.canonical_source = row.canonical.as_ref().and(r.meta.canonical_source);
         row.noindex = r.meta.noindex == Some(true);
-        row.noindex_source =
-            r.meta.noindex_source.as_deref().and_then(NoindexSource::from_name).map(NoindexSource::as_str);
+        row.noindex_source = r.meta.noindex_source;
         match analysed {
             Ok(i) => {
                 page_of_doc[i] = n;
@@ -680,7 +676,7 @@ mod tests {
         let docs = vec![doc("https://a.test/ferry", 10), doc("https://a.test/ferry-copy", 30)];
         let mut noindexed = page("https://a.test/ferry-copy", Content::Doc(DocKey(30)));
         noindexed.record.meta =
-            RecordMeta { noindex: Some(true), noindex_source: Some("meta".into()), ..noindexed.record.meta };
+            RecordMeta { noindex: Some(true), noindex_source: Some(NoindexSource::Meta), ..noindexed.record.meta };
         let mut moved = page("https://a.test/old", Content::Redirect);
         moved.record.redirects = vec![Hop { url: "https://a.test/old".into(), status: 301 }];
         let pages = vec![

@@ -17,9 +17,11 @@ use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
-use super::Audit;
+use std::collections::HashMap;
+
+use super::{Audit, AuditPage, Content};
+use webdup_core::DocKey;
 use webdup_core::dedup::Clustering;
-use webdup_core::fingerprint::{Fingerprint, position_of};
 use webdup_core::units::Units;
 
 /// Longest text kept, in words: enough for any real article; a 10 MB page
@@ -133,14 +135,22 @@ fn script(base: &[&str], words: &[&str]) -> Vec<Op> {
 }
 
 impl AuditTexts {
-    /// Scripts for every member of every cluster. Needs fingerprints that
-    /// kept their texts (`webdup::Config::keep_pages`, or read from an index
-    /// that stored texts); pages without a text are listed in `missing`.
-    pub fn build(units: &impl Units, docs: &[Fingerprint], clustering: &Clustering, audit: &Audit) -> AuditTexts {
+    /// Scripts for every member of every cluster, from the texts of
+    /// `pages`' records (kept with `webdup::Config::keep_pages`, or read from
+    /// an index that stored them); pages without a text are listed in
+    /// `missing`.
+    pub fn build(units: &impl Units, pages: &[AuditPage], clustering: &Clustering, audit: &Audit) -> AuditTexts {
+        let texts: HashMap<DocKey, &str> = pages
+            .iter()
+            .filter_map(|p| match (&p.content, &p.record.text) {
+                (Content::Doc(key), Some(text)) => Some((*key, text.as_str())),
+                _ => None,
+            })
+            .collect();
         let per_cluster: Vec<(String, Vec<PageText>, Vec<usize>)> =
             units.map(clustering.clusters.len().min(audit.clusters.len()), |n| {
                 let (c, ac) = (&clustering.clusters[n], &audit.clusters[n]);
-                let text_of = |key| position_of(docs, key).and_then(|i| docs[i].text.as_deref());
+                let text_of = |key| texts.get(&key).copied();
                 let base_doc = std::iter::once(c.representative)
                     .chain(c.members.iter().map(|m| m.key))
                     .find(|&d| text_of(d).is_some())

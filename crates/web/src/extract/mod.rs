@@ -22,7 +22,6 @@
 mod blocks;
 mod clean;
 mod combine;
-pub mod eval;
 pub mod guard;
 mod meta;
 mod select;
@@ -226,7 +225,7 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
 /// Runs every extractor once on a small built-in page, so that their
 /// one-time set-up (jusText's stop lists for every language, compiled
 /// patterns, rs-trafilatura's classifier) is paid before the first real
-/// page: `serve` calls it before listening, and `eval` before timing.
+/// page: `serve` calls it before listening, and webdup-eval before timing.
 pub fn warm_up() {
     let html = "<html lang=en><head><title>Warm-up</title></head><body><nav><a href=/>Home</a></nav>\
                 <article><h1>A short note</h1><p>The committee met on Tuesday and agreed the budget for \

@@ -1,5 +1,5 @@
 //! Word bags: how much two texts share, ignoring order. Used by the
-//! consensus extractor to let extractors vote, and by `eval` for WCXB's
+//! consensus extractor to let extractors vote, and by webdup-eval for WCXB's
 //! bag-of-words F1.
 
 use std::collections::HashMap;

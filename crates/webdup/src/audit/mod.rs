@@ -2,31 +2,31 @@
 //!
 //! The model, its builder and its writers are webdup-seo's
 //! ([`webdup_seo::audit`], re-exported here). This module feeds them: a
-//! fresh run ([`build`]: a [`Corpus`] built with [`Config::keep_pages`], its
-//! [`Clustering`] and the [`FetchRecord`]s of its URLs) and a crawl kept in
-//! an index ([`from_crawl`], with the `store` feature) both become
+//! fresh run ([`run`]: a [`Loaded`](crate::run::Loaded) run made with
+//! [`Config::keep_pages`], one page per final URL) and a crawl kept in an
+//! index ([`from_index`], with the `store` feature) both become
 //! [`AuditPage`]s, the one page model the audit reads, so the same page
 //! audits the same whichever way it came.
 //!
 //! ```
 //! use webdup::audit::{self, AuditConfig};
-//! use webdup::engine::{self, Config, Corpus, Quiet};
-//! use webdup::source::{Format, RawDocument};
+//! use webdup::engine::{Config, Quiet};
+//! use webdup::run::{Run, RunConfig};
+//! use webdup::template::Templates;
 //!
-//! let config = Config { keep_pages: true, ..Config::default() }.validate().unwrap();
+//! let dir = tempfile::tempdir().unwrap();
 //! let body = "<p>The river path was restored this spring by volunteers from the village.</p>".repeat(20);
-//! let pages = vec![
-//!     ("https://example.com/a", format!("<html><head><title>Path</title></head><body>{body}</body></html>")),
-//!     ("https://example.com/b", format!("<html><head><title>Path</title></head><body>{body}</body></html>")),
-//! ];
-//! let corpus = Corpus::build(
-//!     pages.into_iter().enumerate().collect(),
-//!     |(n, (id, html))| Ok(RawDocument { id: id.into(), key: webdup::DocKey::at(n), format: Format::Html, body: html, url: None }),
-//!     &config,
-//!     &Quiet,
-//! );
-//! let clustering = engine::find_duplicates(&corpus, &config);
-//! let audit = audit::build(&corpus, &clustering, &[], &config, &AuditConfig::default());
+//! for name in ["a.html", "b.html"] {
+//!     let html = format!("<html><head><title>Path</title></head><body>{body}</body></html>");
+//!     std::fs::write(dir.path().join(name), html).unwrap();
+//! }
+//! let config = Config { keep_pages: true, ..Config::default() }.validate().unwrap();
+//! let inputs = [dir.path().display().to_string()];
+//! let loaded = Run::new(RunConfig::default())
+//!     .load_all(&inputs, &mut std::io::empty(), &config, &Templates::default(), &Quiet)
+//!     .unwrap();
+//! let audited = audit::run(loaded, &config, &AuditConfig::default());
+//! let audit = &audited.audit;
 //! assert_eq!(audit.summary.exact_groups, 1);
 //! assert_eq!(audit.clusters[0].status, "problem");
 //! assert_eq!(audit.duplicate_titles[0].pages, vec![0, 1]);
@@ -35,60 +35,63 @@
 #[cfg(feature = "store")]
 mod stored;
 
-use std::collections::{HashMap, HashSet};
+#[cfg(feature = "http")]
+use webdup_core::page::PageRecord;
 
 use crate::engine::{Clustering, Config, Corpus};
-use crate::fetch::FetchRecord;
-use crate::source::DocKey;
 use crate::threads::Threads;
-use webdup_core::page::{Exchange, PageRecord};
 
 #[cfg(feature = "store")]
-pub use stored::{StoredCrawl, from_crawl, of_crawl};
+pub use stored::from_index;
 pub use webdup_seo::audit::*;
 
-/// Builds the audit model of a run. `fetches` may be empty (local files).
-/// Pages come in input order, fetched or failed.
+/// An audit and what it was made from.
+#[derive(Debug)]
+pub struct Audited {
+    /// The analysed documents (one per final URL) and the failed ones.
+    pub corpus: Corpus,
+    pub clustering: Clustering,
+    pub audit: Audit,
+    /// The texts of every cluster's members, for the report's diff view.
+    pub texts: AuditTexts,
+}
+
+/// Audits a loaded run (made with [`Config::keep_pages`] for its metadata
+/// and texts): one page per final URL ([`crate::run::Loaded::fold_redirects`]:
+/// an old URL that redirects to a page of the run gets a redirect row, not a
+/// second copy of the page), duplicates found, the model built with the
+/// pages in input order, fetched, failed or folded.
+#[cfg(feature = "http")]
+pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig) -> Audited {
+    loaded.fold_redirects();
+    let clustering = crate::engine::find_duplicates(&loaded.corpus, config);
+    // The audit lists an analysed or failed page under its input as given;
+    // a folded one under the URL its fetch asked for.
+    let pages: Vec<AuditPage> = loaded
+        .pages
+        .into_iter()
+        .map(|p| {
+            let record = match p.content {
+                Content::Redirect => p.record,
+                _ => PageRecord { url: p.id, ..p.record },
+            };
+            AuditPage { record, content: p.content }
+        })
+        .collect();
+    let built = build(&loaded.corpus, &pages, &clustering, config, audit);
+    let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
+    Audited { corpus: loaded.corpus, clustering, audit: built, texts }
+}
+
+/// Builds the audit model of `pages` (in the order listed), whose analysed
+/// documents are `corpus`'s, clustered as `clustering`.
 pub fn build(
     corpus: &Corpus,
+    pages: &[AuditPage],
     clustering: &Clustering,
-    fetches: &[FetchRecord],
     config: &Config,
     audit: &AuditConfig,
 ) -> Audit {
-    let settings = AuditSettings::new(&config.fingerprint_settings(), &config.match_settings(), audit);
-    Audit::build(&Threads, &of_run(corpus, fetches), &corpus.docs, clustering, settings)
-}
-
-/// The texts of every cluster's members for the report's diff view (see
-/// [`mod@texts`]); pages without a kept text are listed as missing.
-pub fn texts(corpus: &Corpus, clustering: &Clustering, audit: &Audit) -> AuditTexts {
-    AuditTexts::build(&Threads, &corpus.docs, clustering, audit)
-}
-
-/// A run's pages as the audit reads them, by key (input order): analysed
-/// documents, failures, and inputs folded into another input's page by
-/// [`crate::run::fold_redirects`] (their fetch is recorded, their page is
-/// another's), each joined by key to its fetch's record.
-pub fn of_run(corpus: &Corpus, fetches: &[FetchRecord]) -> Vec<AuditPage> {
-    let by_key: HashMap<DocKey, &FetchRecord> = fetches.iter().map(|r| (r.key, r)).collect();
-    let exchange = |key: DocKey| by_key.get(&key).map(|r| Exchange::from(*r));
-    let mut pages: Vec<(DocKey, AuditPage)> = Vec::with_capacity(corpus.len());
-    for d in &corpus.docs {
-        let record = PageRecord::observed(d.id.clone(), Some(d), exchange(d.key).as_ref());
-        pages.push((d.key, AuditPage { record, content: Content::Doc(d.key) }));
-    }
-    for e in &corpus.errors {
-        let record = PageRecord::observed(e.id.clone(), None, exchange(e.key).as_ref());
-        let content = Content::Failed { kind: e.kind.as_str().into(), message: e.message.clone() };
-        pages.push((e.key, AuditPage { record, content }));
-    }
-    let present: HashSet<DocKey> = pages.iter().map(|(key, _)| *key).collect();
-    for r in fetches.iter().filter(|r| r.chain.len() > 1 && !present.contains(&r.key)) {
-        let url = r.url.clone().unwrap_or_else(|| r.id.clone());
-        let record = PageRecord::observed(url, None, Some(&Exchange::from(r)));
-        pages.push((r.key, AuditPage { record, content: Content::Redirect }));
-    }
-    pages.sort_by_key(|(key, _)| *key);
-    pages.into_iter().map(|(_, p)| p).collect()
+    let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
+    Audit::build(&Threads, pages, &corpus.docs, clustering, settings)
 }

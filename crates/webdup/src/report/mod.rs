@@ -4,6 +4,9 @@
 //! structs ([`ClusterReport`], [`NeighborReport`]) first, so every format
 //! shows the same facts, and failed documents appear in every format.
 
+#[cfg(feature = "store")]
+mod indexed;
+mod redirects;
 mod table;
 
 use std::io::Write;
@@ -16,7 +19,7 @@ use crate::fetch::FetchRecord;
 
 /// An input whose fetch redirected to a page another input of the run
 /// already is: one page, reported once, under the input kept for it (see
-/// `run::fold_redirects`).
+/// `run::Loaded::fold_redirects`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Redirected {
     /// The input as given.
@@ -29,6 +32,9 @@ pub struct Redirected {
     pub same_as: String,
 }
 
+#[cfg(feature = "store")]
+pub use indexed::{IndexedClusterReport, IndexedRow};
+pub use redirects::{RedirectFormat, Skipped, write_redirects};
 pub use table::{terminal_safe, write_cluster_table, write_comparison_table, write_neighbor_table};
 pub use webdup_seo::csv_safe::{SafeCsvWriter, UTF8_BOM, spreadsheet_safe};
 

@@ -64,10 +64,10 @@ use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
-use super::crawler::{CrawledPage, Crawler, PageError};
-use super::{CheckResult, Index, Page};
+use crate::crawler::{CrawledPage, Crawler, PageError};
 use crate::engine::{Config, Fingerprint};
 use crate::error::Error as ConfigError;
+use crate::store::{CheckResult, Index, Page};
 
 mod guard;
 mod listen;
@@ -88,7 +88,7 @@ pub const MAX_BATCH_PAGES: usize = 1000;
 /// percent-encoded (up to three bytes each), well within what HTTP servers
 /// and clients accept. A longer one is refused (400) before anything is
 /// stored, and a lookup of one is a 414.
-pub const MAX_URL_BYTES: usize = super::crawler::MAX_URL_BYTES;
+pub const MAX_URL_BYTES: usize = crate::crawler::MAX_URL_BYTES;
 
 /// Most worker threads [`ServeConfig::workers`] may ask for: each has a
 /// [`crate::extract::EXTRACT_STACK`] stack, and far fewer already keep every core busy.
@@ -98,7 +98,7 @@ pub const MAX_WORKERS: usize = 1024;
 /// repository, so that the document and the server cannot disagree. It
 /// lives in this crate (the top-level `openapi.yaml` links to it), so the
 /// packaged crate builds.
-const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
+const OPENAPI_YAML: &str = include_str!("../openapi.yaml");
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -320,17 +320,17 @@ fn internal(e: impl std::fmt::Display) -> Response {
 
 /// An index error as an answer: a write that waited out the busy timeout
 /// (another process held the index) is a 503 the client may retry.
-fn index_failure(e: super::Error) -> Response {
+fn index_failure(e: crate::store::Error) -> Response {
     use rusqlite::ErrorCode;
     match &e {
-        super::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+        crate::store::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
             if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) =>
         {
             let mut r = failure(StatusCode::SERVICE_UNAVAILABLE, format!("{e}; retry shortly"));
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             r
         }
-        super::Error::InvalidPage(m) => failure(StatusCode::BAD_REQUEST, m.clone()),
+        crate::store::Error::InvalidPage(m) => failure(StatusCode::BAD_REQUEST, m.clone()),
         _ => internal(e),
     }
 }

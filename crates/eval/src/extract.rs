@@ -21,9 +21,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use super::words::tokens;
-use super::{EXTRACT_STACK, ExtractConfig, ExtractorKind, extract_with_url};
 use webdup_core::progress::Progress;
+use webdup_web::extract::words::{bag_f1, tokens};
+use webdup_web::extract::{EXTRACT_STACK, ExtractConfig, ExtractorKind, extract_with_url, warm_up};
 
 /// The AEB metric's shingle length.
 pub const NGRAM: usize = 4;
@@ -102,7 +102,7 @@ pub fn shingle_match(truth: &str, predicted: &str) -> ShingleMatch {
 /// WCXB's per-page bag-of-words F1: lowercased word multisets compared
 /// (1 when both are empty, 0 when only one is).
 pub fn bag_of_words_f1(truth: &str, predicted: &str) -> f64 {
-    super::words::bag_f1(truth, predicted)
+    bag_f1(truth, predicted)
 }
 
 /// Scores over a set of pages.
@@ -351,7 +351,7 @@ pub fn evaluate(dir: &Path, options: &EvalOptions, progress: &dyn Progress) -> R
     }
     let pool = pool.build().map_err(|e| EvalError::Io { path: dir.to_path_buf(), source: std::io::Error::other(e) })?;
     // One-time set-up is not per-page work: keep it out of pages/s.
-    super::warm_up();
+    warm_up();
     let mut reports = Vec::new();
     for &kind in &options.extractors {
         let config = ExtractConfig::new(kind);

@@ -5,7 +5,7 @@
 //! with a per-copy edit rate drawn at random, so pair similarities spread
 //! over the whole range around any threshold.
 
-use crate::sketch::minhash::splitmix64;
+use webdup_core::sketch::minhash::splitmix64;
 
 /// What to generate.
 #[derive(Debug, Clone)]

@@ -41,7 +41,7 @@ const RESERVE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Serves `router` on `listener` until `shutdown` completes, with the
 /// timeouts and connection limits of `config` (see the module
-/// documentation of [`crate::store::serve`]). Then it stops accepting
+/// documentation of [`crate::serve`]). Then it stops accepting
 /// connections, closes idle ones, lets the requests in flight finish for up
 /// to [`ServeConfig::shutdown_grace`], and returns, dropping what is left.
 /// (An insert cut off there is rolled back whole: the client got no answer.)

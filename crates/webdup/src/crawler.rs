@@ -8,7 +8,7 @@
 //! use std::sync::Arc;
 //! use webdup::engine::Config;
 //! use webdup::store::Index;
-//! use webdup::store::crawler::{CrawledPage, Crawler};
+//! use webdup::crawler::{CrawledPage, Crawler};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let config = Config::default().validate().unwrap();
@@ -26,11 +26,11 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::fetch::Hop;
 use crate::source::{DocKey, Format, RawDocument};
-use webdup_core::page::Exchange;
+use crate::store::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
+use webdup_core::page::{Exchange, PageView};
 
 /// Longest `url`, `final_url` or `canonical` a [`CrawledPage`] may have, in
 /// bytes: every stored URL can then be asked for again in a request line
@@ -180,9 +180,9 @@ impl Crawler {
         &self,
         page: &CrawledPage,
         learning: bool,
-    ) -> Result<(Fingerprint, Option<Unsuppressed>), PageError> {
+    ) -> Result<(Fingerprint, PageView, Option<Unsuppressed>), PageError> {
         page.validate()?;
-        let mut fp = match (&page.html, &page.text) {
+        let (mut fp, shown) = match (&page.html, &page.text) {
             // The page budget (depth, elements, attributes) is checked by
             // the extractor itself, before any parser runs.
             (Some(html), _) => self
@@ -200,13 +200,11 @@ impl Crawler {
                     message: e.message,
                 })?,
             (None, Some(text)) => {
-                let mut fp =
-                    self.fingerprinter.shingle_text(page.url.clone(), DocKey(0), text, None, "none").map_err(|e| {
-                        PageError::Content { url: page.url.clone(), kind: "text".into(), message: e.to_string() }
-                    })?;
+                let fp = self.fingerprinter.shingle_text(page.url.clone(), DocKey(0), text).map_err(|e| {
+                    PageError::Content { url: page.url.clone(), kind: "text".into(), message: e.to_string() }
+                })?;
                 // Stored with the page, for the diff view of `audit --index`.
-                fp.text = Some(text.clone());
-                fp
+                (fp, PageView { text: Some(text.clone()), ..PageView::default() })
             }
             (None, None) => unreachable!("checked by validate"),
         };
@@ -214,32 +212,35 @@ impl Crawler {
         let learns = learning && self.index.settings().fingerprint.template.is_some();
         let before = learns.then(|| Unsuppressed::of(&fp, template.as_ref().map(|t| t.id)));
         self.fingerprinter.finish_alone(&mut fp, template.as_ref().map(|t| t.shingles.as_slice()));
-        if page.title.is_some() {
-            fp.title = page.title.clone();
-            if let Some(meta) = &mut fp.meta {
-                meta.title = page.title.clone();
-            }
-        }
-        Ok((fp, before))
+        Ok((fp, shown, before))
     }
 
-    /// The row to store for `page`: [`Crawler::fingerprint`] and
-    /// [`Crawler::record`], with the fingerprint before the site's template
-    /// was dropped, from which the index learns the site's template as its
-    /// pages arrive ([`Page::with_unsuppressed`]). Always has a fingerprint.
+    /// The row to store for `page`: [`Crawler::record`], with the
+    /// fingerprint before the site's template was dropped, from which the
+    /// index learns the site's template as its pages arrive
+    /// ([`Page::with_unsuppressed`]). Always has a fingerprint.
     pub fn row(&self, page: &CrawledPage) -> Result<Page, PageError> {
-        let (fp, before) = self.fingerprint_learning(page, true)?;
-        Ok(self.record_learning(page, fp, before))
+        let (fp, shown, before) = self.fingerprint_learning(page, true)?;
+        Ok(self.record_learning(page, fp, shown, before))
     }
 
-    /// The row to store for `page`: its fingerprint with what the crawler
-    /// saw of the exchange, merged with the page's own markup by the one
-    /// rule (the page's `<link rel=canonical>` wins over the header).
-    pub fn record(&self, page: &CrawledPage, fingerprint: Fingerprint) -> Page {
-        self.record_learning(page, fingerprint, None)
+    /// The row to store for `page`, from which the index learns nothing:
+    /// its fingerprint ([`Crawler::fingerprint`]) and its record, what the
+    /// crawler saw of the exchange merged with the page's own markup by the
+    /// one rule (the page's `<link rel=canonical>` wins over the header),
+    /// with the crawler's title, when it gave one, in place of the page's.
+    pub fn record(&self, page: &CrawledPage) -> Result<Page, PageError> {
+        let (fp, shown, _) = self.fingerprint_learning(page, false)?;
+        Ok(self.record_learning(page, fp, shown, None))
     }
 
-    fn record_learning(&self, page: &CrawledPage, fingerprint: Fingerprint, before: Option<Unsuppressed>) -> Page {
+    fn record_learning(
+        &self,
+        page: &CrawledPage,
+        fingerprint: Fingerprint,
+        shown: PageView,
+        before: Option<Unsuppressed>,
+    ) -> Page {
         let exchange = Exchange {
             final_url: page.final_url.clone(),
             status: page.status,
@@ -247,7 +248,10 @@ impl Crawler {
             link_canonical: page.canonical.clone(),
             ..Default::default()
         };
-        let row = Page::new(self.crawl_of(page), page.url.clone(), fingerprint).with_fetch(exchange);
+        let mut row = Page::observed(self.crawl_of(page), page.url.clone(), fingerprint, Some(shown), Some(&exchange));
+        if page.title.is_some() {
+            row.record.meta.title = page.title.clone();
+        }
         match before {
             Some(before) => row.with_unsuppressed(before),
             None => row,

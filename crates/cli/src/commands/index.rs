@@ -2,78 +2,22 @@
 //! from the command line.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use webdup::engine::{self, Measure};
-use webdup::report::{self, ClusterReport, terminal_safe};
-use webdup::store::{CheckResult, Index, StoredPage, pages_of};
+use webdup::engine::{self, Difference, Given, Measure};
+use webdup::extract::ExtractorKind;
+use webdup::report::{ClusterReport, IndexedClusterReport, IndexedRow};
+use webdup::run::Loaded;
+use webdup::store::{CheckResult, Index, PageRecord, pages_of};
 
-use super::args::{CommonArgs, OutputArgs, SettingsArgs};
-use super::{EXIT_SOME_FAILED, Loaded, load_corpus_with, new_run, progress, report_archives};
-
-/// The index file every index command takes.
-#[derive(Debug, Args)]
-pub struct IndexFile {
-    /// The index file (SQLite). `index add` and `serve` create it if
-    /// missing; the other commands need it to exist.
-    #[arg(long = "index", value_name = "FILE", default_value = "webdup.db")]
-    pub path: PathBuf,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum IndexCommand {
-    /// Fetch or read pages and add them to the index under a crawl name.
-    ///
-    /// Every page is read or fetched first, so that each site's template is
-    /// learned over the whole add (and kept for pages checked later); then
-    /// pages are written in batches, each in one transaction: an interrupted
-    /// run leaves whole pages only, and running it again replaces the
-    /// crawl's pages rather than duplicating them.
-    Add {
-        /// Name of this crawl (a date, "v2", ...). A URL is kept once per crawl.
-        #[arg(long)]
-        crawl: String,
-        #[arg(required = true, value_name = "INPUT")]
-        inputs: Vec<String>,
-        /// Documents per transaction.
-        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        batch: u32,
-        /// Do not store the pages' main texts (kept by default for the diff
-        /// view of `webdup audit --index`).
-        #[arg(long)]
-        no_text: bool,
-        #[command(flatten)]
-        index: IndexFile,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// Check a URL's or a file's content against the index (JSON).
-    Query {
-        #[arg(value_name = "URL|FILE")]
-        target: String,
-        #[command(flatten)]
-        index: IndexFile,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// Counts per crawl, settings and size of the index (JSON).
-    Stats {
-        #[command(flatten)]
-        index: IndexFile,
-    },
-    /// Remove every crawl's page for a URL.
-    Remove {
-        #[arg(value_name = "URL")]
-        url: String,
-        #[command(flatten)]
-        index: IndexFile,
-    },
-}
+use crate::args::{CommonArgs, IndexCommand, OutputArgs, SettingsArgs};
+use crate::common::{
+    Bar, EXIT_SOME_FAILED, exit_for, load_corpus_with, new_run, report_archives, report_crawl, write_output,
+};
 
 pub fn run(command: IndexCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -113,31 +57,13 @@ pub fn open_to_recluster(path: &Path, common: &CommonArgs) -> anyhow::Result<(In
 
 fn open_stored(path: &Path, common: &CommonArgs, own_threshold: bool) -> anyhow::Result<(Index, webdup::Config)> {
     let index = Index::open_existing(path)?;
-    let mut asked = common.to_config()?;
-    let recluster = own_threshold && common.threshold.is_some();
-    if asked.measure == Measure::Containment || recluster {
-        // --threshold is the containment asked for, or the audit's own
-        // threshold: not a setting the fingerprints depend on.
-        asked.threshold = index.settings().threshold;
-    }
-    let mut ours = webdup::store::Settings::of(&asked);
-    if own_threshold || common.settings.cross_site_threshold.is_none() {
-        // Applied as asked, or not asked for: not a difference to name.
-        ours.cross_site_threshold = index.settings().cross_site_threshold;
-    }
-    let differences = index.settings().differences(&ours);
+    let given = Given {
+        threshold: common.threshold.is_some(),
+        cross_site_threshold: common.settings.cross_site_threshold.is_some(),
+    };
+    let (config, differences) = common.to_config()?.under_index(index.settings(), given, own_threshold)?;
     if !differences.is_empty() {
-        eprintln!("webdup: using the settings {} was built with: {}", path.display(), differences.join(", "));
-    }
-    let cross_site = asked.cross_site_threshold;
-    let mut config = index.settings().apply(asked)?;
-    if own_threshold {
-        // The stored sets re-cluster under any rule for pages of two sites.
-        if recluster {
-            config.threshold = common.threshold();
-        }
-        config.cross_site_threshold = cross_site.filter(|&c| c != config.threshold);
-        config = config.validate()?;
+        eprintln!("webdup: using the settings {} was built with: {}", path.display(), Difference::list(&differences));
     }
     Ok((index, config))
 }
@@ -187,12 +113,12 @@ pub fn with_index_defaults(path: &Path, args: &SettingsArgs, mut config: webdup:
     let Ok(existing) = Index::open_existing(path) else { return config };
     let stored = existing.settings();
     if args.extract.extractor.is_none()
-        && let Ok(kind) = stored.fingerprint.extractor.parse()
+        && let Ok(kind) = stored.fingerprint.extractor.parse::<ExtractorKind>()
     {
-        config.extract.extractor = kind;
+        config.fingerprint.extractor = kind.to_string();
     }
     if args.cross_site_threshold.is_none() {
-        config.cross_site_threshold = stored.cross_site_threshold;
+        config.matching.cross_site_threshold = stored.cross_site_threshold;
     }
     config
 }
@@ -222,17 +148,17 @@ fn add(
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
     let keys = collected.next_keys();
-    let Loaded { mut corpus, fetches, warc, crawl: followed } =
-        run.load_following(collected.sources, keys, &config, &progress::Bar::new(common.quiet))?;
-    report_archives(&warc, common.quiet);
-    super::report_crawl(followed.as_ref(), common.quiet);
+    let mut loaded = run.load_following(collected.sources, keys, &config, &Bar::new(common.quiet))?;
+    report_archives(&loaded.warc, common.quiet);
+    report_crawl(loaded.crawl.as_ref(), common.quiet);
     if !keep_text {
-        for d in &mut corpus.docs {
-            d.text = None;
+        for page in loaded.corpus.pages.values_mut() {
+            page.text = None;
         }
     }
-    let learned = corpus.finish(&config, &index.templates()?);
-    let pages = pages_of(crawl, corpus, &fetches);
+    let learned = loaded.finish(&config, &index.templates()?);
+    let warc = std::mem::take(&mut loaded.warc);
+    let pages = pages_of(crawl, loaded);
     let summary = AddSummary {
         crawl,
         index: path.display().to_string(),
@@ -260,7 +186,7 @@ fn add(
 struct QueryReport {
     input: String,
     /// What the index holds under this exact URL, if anything.
-    stored: Vec<StoredPage>,
+    stored: Vec<PageRecord>,
     #[serde(flatten)]
     result: CheckResult,
 }
@@ -270,7 +196,7 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
     // A page alone is fingerprinted with its site's template, as learned by
     // the adds that stored the pages it is compared with.
     let mut known = webdup::template::Templates::default();
-    if let Some(site) = config.template.as_ref().and_then(|t| webdup::template::site_of(target, t.scope))
+    if let Some(site) = config.fingerprint.template.as_ref().and_then(|t| webdup::template::site_of(target, t.scope))
         && let Some(template) = index.template_for(target)?
     {
         known.insert(site, template);
@@ -286,28 +212,10 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
             corpus.docs.len()
         );
     }
-    let result = check(&index, doc, config.measure, common.threshold())?;
+    let result = check(&index, doc, config.matching.measure, common.threshold())?;
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A document of the new crawl and what the index already holds like it.
-#[derive(Serialize)]
-struct IndexedRow {
-    doc: String,
-    #[serde(flatten)]
-    result: CheckResult,
-}
-
-#[derive(Serialize)]
-struct IndexedClusterReport {
-    /// Clusters within the new crawl, as `webdup cluster` reports them.
-    #[serde(flatten)]
-    report: ClusterReport,
-    index: String,
-    /// Documents of the new crawl whose content the index has seen.
-    indexed: Vec<IndexedRow>,
 }
 
 /// `webdup cluster --index FILE`: clusters the new crawl, then checks each
@@ -315,22 +223,20 @@ struct IndexedClusterReport {
 /// (document, indexed match).
 pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &OutputArgs) -> anyhow::Result<ExitCode> {
     let config = with_index_defaults(path, common, common.to_config()?);
-    let index = match config.measure {
+    let index = match config.matching.measure {
         Measure::Jaccard => Index::open(path, &config)?,
         // --threshold is the containment asked for; the index keeps its own
         // Jaccard threshold, and its fingerprints must be made like these.
         Measure::Containment => {
             let index = Index::open_existing(path)?;
-            let ours = webdup::store::Settings::of(&webdup::Config {
-                threshold: index.settings().threshold,
-                ..config.clone()
-            });
+            let mut ours = webdup::store::Settings::of(&config);
+            ours.threshold = index.settings().threshold;
             let differences = index.settings().differences(&ours);
             if !differences.is_empty() {
                 anyhow::bail!(
                     "{} was built with other settings: {}; fingerprints made differently cannot be compared",
                     path.display(),
-                    differences.join(", ")
+                    Difference::list(&differences)
                 );
             }
             index
@@ -344,65 +250,12 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
     report.warc = warc;
     let mut indexed = Vec::new();
     for doc in &corpus.docs {
-        let result = check(&index, doc, config.measure, config.threshold)?;
+        let result = check(&index, doc, config.matching.measure, config.matching.threshold)?;
         if result.seen() {
             indexed.push(IndexedRow { doc: doc.id.clone(), result });
         }
     }
     let full = IndexedClusterReport { report, index: path.display().to_string(), indexed };
-    super::write_output(output, |format, out| match format {
-        report::Format::Csv | report::Format::Tsv => {
-            let delimiter = if matches!(format, report::Format::Tsv) { b'\t' } else { b',' };
-            let mut w = report::SafeCsvWriter::new(delimiter, out);
-            w.write_record(["doc", "kind", "url", "crawl", "jaccard", "containment"])?;
-            for row in &full.indexed {
-                let kinds =
-                    row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
-                for (kind, m) in kinds {
-                    w.write_record([
-                        row.doc.as_str(),
-                        kind,
-                        &m.url,
-                        &m.crawl,
-                        &format!("{:.6}", m.jaccard),
-                        &format!("{:.6}", m.containment),
-                    ])?;
-                }
-            }
-            w.flush()?;
-            Ok(())
-        }
-        report::Format::Table => {
-            full.report.write(report::Format::Table, out)?;
-            writeln!(
-                out,
-                "\nseen in {} ({} of {} documents):",
-                terminal_safe(&full.index),
-                full.indexed.len(),
-                corpus.docs.len()
-            )?;
-            for row in &full.indexed {
-                writeln!(out, "{}", terminal_safe(&row.doc))?;
-                let kinds =
-                    row.result.exact.iter().map(|m| ("exact", m)).chain(row.result.near.iter().map(|m| ("near", m)));
-                for (kind, m) in kinds {
-                    writeln!(
-                        out,
-                        "  {kind:<5}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
-                        m.jaccard,
-                        m.containment,
-                        terminal_safe(&m.url),
-                        terminal_safe(&m.crawl)
-                    )?;
-                }
-            }
-            Ok(())
-        }
-        report::Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &full)?;
-            writeln!(out)?;
-            Ok(())
-        }
-    })?;
-    Ok(super::exit_for(&corpus))
+    write_output(output, |format, out| full.write(format, out))?;
+    Ok(exit_for(&corpus))
 }

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use webdup::audit::{self, Audit, AuditConfig, AuditTexts, StoredCrawl};
-use webdup::engine;
+use webdup::audit::{self, Audit, AuditConfig, AuditTexts};
 use webdup::report::terminal_safe;
 
-use super::args::CommonArgs;
-use super::{Loaded, exit_for, load_corpus};
+use crate::args::CommonArgs;
+use crate::commands::index;
+use crate::common::{exit_for, load_corpus};
 
 pub fn run(
     inputs: &[String],
@@ -22,15 +22,9 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     // Metadata and texts are what the audit shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, ..common.to_config()? };
-    let Loaded { mut corpus, fetches, .. } = load_corpus(inputs, common, &config)?;
-    // One page per final URL: an old URL that redirects to a page of the
-    // run gets a redirect row, not a second copy of the page.
-    webdup::run::fold_redirects(&mut corpus, &fetches);
-    let clustering = engine::find_duplicates(&corpus, &config);
-    let audit = audit::build(&corpus, &clustering, &fetches, &config, &AuditConfig { thin_words });
-    let texts = audit::texts(&corpus, &clustering, &audit);
-    write(&audit, &texts, out, common.quiet, csv_bom)?;
-    Ok(exit_for(&corpus))
+    let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words });
+    write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
+    Ok(exit_for(&audited.corpus))
 }
 
 /// `webdup audit --index FILE [--crawl NAME]`: the same report from what the
@@ -43,13 +37,10 @@ pub fn run_index(
     thin_words: usize,
     csv_bom: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (index, config) = super::index::open_to_recluster(path, common)?;
-    let crawl = StoredCrawl::load(&index, crawl)?;
-    let clustering = engine::find_duplicates(&crawl.corpus, &config);
-    let audit = audit::from_crawl(&crawl, &clustering, &config, &AuditConfig { thin_words });
-    let texts = audit::texts(&crawl.corpus, &clustering, &audit);
-    write(&audit, &texts, out, common.quiet, csv_bom)?;
-    Ok(exit_for(&crawl.corpus))
+    let (index, config) = index::open_to_recluster(path, common)?;
+    let audited = audit::from_index(&index, crawl, &config, &AuditConfig { thin_words })?;
+    write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
+    Ok(exit_for(&audited.corpus))
 }
 
 fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool, csv_bom: bool) -> anyhow::Result<()> {

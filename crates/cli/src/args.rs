@@ -1,19 +1,21 @@
 //! Flags, as clap sees them, and their conversion to a validated config.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use webdup::Config;
-use webdup::engine::{Measure, Method};
-use webdup::extract::{ExtractConfig, ExtractorKind};
+use webdup::engine::{FingerprintSettings, MatchSettings, Measure, Method};
+use webdup::extract::{CssSelector, ExtractConfig, ExtractorKind};
 use webdup::fetch::FetchConfig;
-use webdup::report::Format;
-use webdup::shingle::{Language, LanguageChoice, ShingleConfig};
+use webdup::report::{Format, RedirectFormat};
+use webdup::shingle::LanguageChoice;
 use webdup::sketch::SimHashWeighting;
 use webdup::template::{TemplateConfig, TemplateScope};
+use webdup_dataflow::Task;
 
 /// Find duplicate and near-duplicate web pages.
 #[derive(Debug, Parser)]
@@ -127,18 +129,18 @@ pub enum Command {
     /// Keep fingerprints across crawls in an index file (SQLite).
     Index {
         #[command(subcommand)]
-        command: super::index::IndexCommand,
+        command: IndexCommand,
     },
     /// Serve an index as a JSON API over HTTP.
-    Serve(super::serve::ServeArgs),
+    Serve(ServeArgs),
     /// Read and shingle one share of the inputs into a work directory, for
     /// `webdup dcluster` (run N tasks with --task 0/N ... N-1/N).
-    Ingest(super::dataflow::IngestArgs),
+    Ingest(IngestArgs),
     /// Cluster an ingested work directory across threads, processes and
     /// hosts (timely dataflow): the report of `webdup cluster`.
-    Dcluster(super::dataflow::DclusterArgs),
+    Dcluster(DclusterArgs),
     /// Map an old crawl's gone URLs to where their content is in a new crawl.
-    LostAndFound(super::lost_and_found::LostAndFoundArgs),
+    LostAndFound(LostAndFoundArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     ///
     /// For bash: `webdup completions bash > ~/.local/share/bash-completion/completions/webdup`;
@@ -190,6 +192,230 @@ pub enum EvalCommand {
         #[arg(long, short = 'f', value_enum, default_value = "table")]
         format: EvalFormat,
     },
+}
+
+/// The index file every index command takes.
+#[derive(Debug, Args)]
+pub struct IndexFile {
+    /// The index file (SQLite). `index add` and `serve` create it if
+    /// missing; the other commands need it to exist.
+    #[arg(long = "index", value_name = "FILE", default_value = "webdup.db")]
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Fetch or read pages and add them to the index under a crawl name.
+    ///
+    /// Every page is read or fetched first, so that each site's template is
+    /// learned over the whole add (and kept for pages checked later); then
+    /// pages are written in batches, each in one transaction: an interrupted
+    /// run leaves whole pages only, and running it again replaces the
+    /// crawl's pages rather than duplicating them.
+    Add {
+        /// Name of this crawl (a date, "v2", ...). A URL is kept once per crawl.
+        #[arg(long)]
+        crawl: String,
+        #[arg(required = true, value_name = "INPUT")]
+        inputs: Vec<String>,
+        /// Documents per transaction.
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        batch: u32,
+        /// Do not store the pages' main texts (kept by default for the diff
+        /// view of `webdup audit --index`).
+        #[arg(long)]
+        no_text: bool,
+        #[command(flatten)]
+        index: IndexFile,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Check a URL's or a file's content against the index (JSON).
+    Query {
+        #[arg(value_name = "URL|FILE")]
+        target: String,
+        #[command(flatten)]
+        index: IndexFile,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Counts per crawl, settings and size of the index (JSON).
+    Stats {
+        #[command(flatten)]
+        index: IndexFile,
+    },
+    /// Remove every crawl's page for a URL.
+    Remove {
+        #[arg(value_name = "URL")]
+        url: String,
+        #[command(flatten)]
+        index: IndexFile,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub index: IndexFile,
+    /// Address to listen on. Anything but loopback requires --token.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
+    pub bind: SocketAddr,
+    /// Bearer token required on every endpoint but /health [env: WEBDUP_TOKEN].
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_body: usize,
+    /// Crawl name for pages inserted without one.
+    #[arg(long, default_value = "api")]
+    pub crawl: String,
+    /// Seconds a client may take to send a request's headers (idle
+    /// keep-alive connections are closed after as long).
+    #[arg(long, default_value = "5", value_parser = seconds, value_name = "SECS")]
+    pub header_timeout: Duration,
+    /// Seconds a client may take to send a request's body (then 408).
+    #[arg(long, default_value = "10", value_parser = seconds, value_name = "SECS")]
+    pub body_timeout: Duration,
+    /// Most connections open at once. When full, the connection that has
+    /// waited longest for a request is closed to make room; only when all
+    /// are busy does a new one get a 503 (/health is still answered).
+    #[arg(long, default_value_t = 512, value_name = "N")]
+    pub max_connections: usize,
+    /// Most connections open at once from one client address; beyond it,
+    /// that address's connection that has waited longest for a request is
+    /// closed.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_connections_per_ip: usize,
+    /// Also accept requests whose Host header is NAME (any port) or
+    /// NAME:PORT: this machine's DNS name, or a reverse proxy's. By default
+    /// only the address the server is reached on is accepted (and
+    /// localhost on loopback), which defeats DNS rebinding. Repeatable.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Let web pages of ORIGIN (https://app.example.com) call the API from
+    /// a browser, with CORS headers; requests from any other origin are
+    /// refused (403). Repeatable.
+    #[arg(long = "cors", value_name = "ORIGIN")]
+    pub cors: Vec<String>,
+    /// Seconds requests in flight may take after Ctrl-C or SIGTERM.
+    #[arg(long, default_value = "5", value_parser = seconds, value_name = "SECS")]
+    pub shutdown_grace: Duration,
+    /// Threads that extract and query the index (0: one per core; at most
+    /// 1024).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub workers: usize,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
+/// A `serve` timeout: seconds, more than 0 and at most a day.
+fn seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs <= 86_400.0 => Ok(Duration::from_secs_f64(secs)),
+        _ => Err(format!("{s:?}: expected a number of seconds greater than 0 (at most 86400)")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum MapFormat {
+    /// The whole map: redirects, unmatched and already redirected URLs.
+    Json,
+    /// One row per old URL, with its kind, reason and evidence.
+    Csv,
+    /// An nginx `map` from `$host$request_uri` to the new URL.
+    Nginx,
+    /// Apache mod_rewrite rules (a VirtualHost or .htaccess).
+    Apache,
+    /// `source,target,status` rows as CDNs' bulk-redirect imports take them
+    /// (Cloudflare Bulk Redirects: source without scheme, no query string).
+    BulkCsv,
+}
+
+impl MapFormat {
+    pub fn format(self) -> RedirectFormat {
+        match self {
+            MapFormat::Json => RedirectFormat::Json,
+            MapFormat::Csv => RedirectFormat::Csv,
+            MapFormat::Nginx => RedirectFormat::Nginx,
+            MapFormat::Apache => RedirectFormat::Apache,
+            MapFormat::BulkCsv => RedirectFormat::BulkCsv,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct LostAndFoundArgs {
+    #[command(flatten)]
+    pub index: IndexFile,
+    /// The crawl before the change.
+    #[arg(long)]
+    pub old: String,
+    /// The crawl after the change.
+    #[arg(long)]
+    pub new: String,
+    /// Output: the map as data (json, csv), or as server configuration
+    /// (nginx, apache, bulk-csv); old URLs a format cannot express are named
+    /// on stderr.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: MapFormat,
+    /// Write the map to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Least Jaccard for a match on content alone.
+    #[arg(long, default_value_t = 0.5)]
+    pub min_jaccard: f64,
+    /// Least share of the old page's text found in a new page (merged pages).
+    #[arg(long, default_value_t = 0.8)]
+    pub min_containment: f64,
+}
+
+/// Reads, fetches, extracts and shingles one share of the inputs into a
+/// work directory, for `webdup dcluster`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// What `webdup cluster` takes: files, directories, lists, URLs,
+    /// sitemaps, WARC archives. Every task is given the same inputs.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+    /// The work directory shared by the tasks and the clustering job.
+    #[arg(long, value_name = "DIR")]
+    pub work: PathBuf,
+    /// This task's share, I/N: the Ith of N runs of consecutive inputs
+    /// (0-based). A finished task (its marker is there) is not run again.
+    #[arg(long, value_name = "I/N", default_value = "0/1")]
+    pub task: Task,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Clusters an ingested work directory on timely dataflow workers, in one
+/// process or several: the report of `webdup cluster` on the same inputs.
+///
+/// Every process is started with the same flags and its own -p; each
+/// finished stage is kept in the work directory, so a run that failed
+/// resumes at the stage it hit.
+#[derive(Debug, Args)]
+pub struct DclusterArgs {
+    /// The work directory of `webdup ingest`.
+    #[arg(long, value_name = "DIR")]
+    pub work: PathBuf,
+    /// Worker threads per process (at most 256).
+    #[arg(short = 'w', long = "workers", default_value_t = 1, value_name = "N")]
+    pub workers: usize,
+    /// Number of processes (at most 1024).
+    #[arg(short = 'n', long = "processes", default_value_t = 1, value_name = "N")]
+    pub processes: usize,
+    /// This process's index (0-based); process 0 writes the report.
+    #[arg(short = 'p', long = "process", default_value_t = 0, value_name = "I")]
+    pub process: usize,
+    /// One host:port a line, one line per process, in process order
+    /// [default: 127.0.0.1 from port 2101].
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -314,7 +540,7 @@ pub struct CommonArgs {
     #[arg(help_heading = "Input", long)]
     pub follow_symlinks: bool,
     #[command(flatten)]
-    pub follow: super::follow::FollowArgs,
+    pub follow: crate::follow::FollowArgs,
 }
 
 impl CommonArgs {
@@ -355,19 +581,19 @@ pub struct SettingsArgs {
     #[arg(long, value_enum, default_value = "jaccard")]
     pub measure: MeasureArg,
     /// Words per shingle.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = Config::tool().fingerprint.shingle_size)]
     pub shingle_size: usize,
     /// MinHash permutations.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = Config::tool().fingerprint.permutations)]
     pub permutations: usize,
     /// Seed for the MinHash permutations.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = Config::tool().fingerprint.seed)]
     pub seed: u64,
     /// Candidate generation: MinHash LSH, SimHash tables, or both (union).
     #[arg(long, value_enum, default_value = "minhash")]
     pub method: MethodArg,
     /// Largest SimHash Hamming distance for a candidate pair.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = Config::tool().matching.max_hamming)]
     pub max_hamming: u32,
     /// SimHash word weights.
     #[arg(long, value_enum, default_value = "tf")]
@@ -380,11 +606,11 @@ pub struct SettingsArgs {
     pub no_template: bool,
     /// A shingle is template text when more than this share of a site's
     /// pages (groups of copies counted once) contain it.
-    #[arg(help_heading = "Template suppression", long, default_value_t = 0.5, value_name = "SHARE")]
+    #[arg(help_heading = "Template suppression", long, default_value_t = TemplateConfig::default().share, value_name = "SHARE")]
     pub template_share: f64,
     /// Sites with fewer distinct pages are left alone (below 5, one page
     /// must have more text of its own than template text).
-    #[arg(help_heading = "Template suppression", long, default_value_t = 3, value_name = "N")]
+    #[arg(help_heading = "Template suppression", long, default_value_t = TemplateConfig::default().min_pages, value_name = "N")]
     pub template_min_pages: usize,
     /// What counts as one site.
     #[arg(help_heading = "Template suppression", long, value_enum, default_value = "host-or-dir")]
@@ -399,7 +625,7 @@ pub struct SettingsArgs {
     #[arg(help_heading = "Similarity", long, default_value = "auto")]
     pub language: String,
     /// Smallest cluster to report.
-    #[arg(help_heading = "Similarity", long, default_value_t = 2)]
+    #[arg(help_heading = "Similarity", long, default_value_t = Config::tool().matching.min_cluster_size)]
     pub min_cluster_size: usize,
     /// Largest document accepted, in bytes (after decompression).
     #[arg(help_heading = "Input", long, default_value_t = 10 << 20)]
@@ -463,21 +689,17 @@ pub struct FetchArgs {
 pub const OWN_SITE_PER_HOST: usize = 8;
 
 impl SettingsArgs {
-    /// `--threshold`, or its default.
+    /// `--threshold`, or the tool's.
     pub fn threshold(&self) -> f64 {
-        self.threshold.unwrap_or(DEFAULT_THRESHOLD)
+        self.threshold.unwrap_or(Config::tool().matching.threshold)
     }
 
-    /// `--cross-site-threshold`, or its default.
+    /// `--cross-site-threshold`, or the tool's (an index keeps its own).
     pub fn cross_site_threshold(&self) -> f64 {
-        self.cross_site_threshold.unwrap_or(DEFAULT_CROSS_SITE_THRESHOLD)
+        let tool = Config::tool().matching;
+        self.cross_site_threshold.unwrap_or(tool.cross_site_threshold.unwrap_or(tool.threshold))
     }
 }
-
-/// `--threshold` when none is given.
-pub const DEFAULT_THRESHOLD: f64 = 0.8;
-/// `--cross-site-threshold` when not given (an index keeps its own).
-pub const DEFAULT_CROSS_SITE_THRESHOLD: f64 = 0.5;
 
 impl FetchArgs {
     /// The fetcher config these flags describe, validated; `max_bytes` is
@@ -541,24 +763,35 @@ impl OutputArgs {
 impl SettingsArgs {
     /// The library config these flags describe, validated.
     pub fn to_config(&self) -> anyhow::Result<Config> {
-        let language = if self.language.eq_ignore_ascii_case("auto") {
-            LanguageChoice::Auto
-        } else {
-            match Language::from_code(&self.language) {
-                Some(l) => LanguageChoice::Fixed(l),
-                None => bail!(
-                    "unknown --language '{}': use auto or one of {}",
-                    self.language,
-                    Language::codes().collect::<Vec<_>>().join(", ")
-                ),
-            }
-        };
-        let config = Config {
-            extract: self.extract.to_config(ExtractorKind::Blocks)?,
-            shingle: ShingleConfig { size: self.shingle_size, stopwords: self.stopwords, stem: self.stem, language },
+        let language: LanguageChoice = self.language.parse().map_err(|e| anyhow!("--language: {e}"))?;
+        let extract = self.extract.to_config(ExtractorKind::Blocks)?;
+        let selector = |s: &Option<CssSelector>| s.as_ref().map(|c| c.as_str().to_string());
+        let tool = Config::tool();
+        let fingerprint = FingerprintSettings {
+            extractor: extract.extractor.to_string(),
+            include_selector: selector(&extract.include),
+            exclude_selector: selector(&extract.exclude),
+            template: (!self.no_template).then_some(TemplateConfig {
+                share: self.template_share,
+                min_pages: self.template_min_pages,
+                scope: match self.template_scope {
+                    TemplateScopeArg::HostOrDir => TemplateScope::HostOrDirectory,
+                    TemplateScopeArg::Host => TemplateScope::Host,
+                },
+            }),
             shingle_size: self.shingle_size,
+            stopwords: self.stopwords,
+            stem: self.stem,
+            language,
             permutations: self.permutations,
             seed: self.seed,
+            simhash_weighting: match self.simhash_weight {
+                WeightArg::Tf => SimHashWeighting::Tf,
+                WeightArg::Tfidf => SimHashWeighting::TfIdf,
+            },
+            ..tool.fingerprint
+        };
+        let matching = MatchSettings {
             threshold: self.threshold(),
             cross_site_threshold: Some(self.cross_site_threshold()).filter(|&c| c != self.threshold()),
             measure: match self.measure {
@@ -571,22 +804,9 @@ impl SettingsArgs {
                 MethodArg::Both => Method::Both,
             },
             max_hamming: self.max_hamming,
-            simhash_weighting: match self.simhash_weight {
-                WeightArg::Tf => SimHashWeighting::Tf,
-                WeightArg::Tfidf => SimHashWeighting::TfIdf,
-            },
             min_cluster_size: self.min_cluster_size,
-            template: (!self.no_template).then_some(TemplateConfig {
-                share: self.template_share,
-                min_pages: self.template_min_pages,
-                scope: match self.template_scope {
-                    TemplateScopeArg::HostOrDir => TemplateScope::HostOrDirectory,
-                    TemplateScopeArg::Host => TemplateScope::Host,
-                },
-            }),
-            keep_pages: false,
-            skip_simhash: false,
         };
+        let config = Config { fingerprint, matching, budget: extract.budget, ..tool };
         Ok(config.validate()?)
     }
 }

@@ -1,0 +1,180 @@
+//! What several commands share: reading inputs into a corpus, the progress
+//! bar, writing a report, exit codes.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+use webdup::engine::{Corpus, Progress};
+use webdup::report;
+use webdup::run::{Loaded, Run, RunConfig};
+use webdup::source::ReadLimits;
+use webdup::template::Templates;
+
+use crate::args::{CommonArgs, OutputArgs};
+
+/// Exit code when the run completed but some inputs failed.
+pub const EXIT_SOME_FAILED: u8 = 1;
+/// Exit code for fatal errors.
+pub const EXIT_FATAL: u8 = 2;
+
+/// The exit code of a run over `corpus`: some inputs failed, or none.
+pub fn exit_for(corpus: &Corpus) -> ExitCode {
+    if corpus.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_SOME_FAILED) }
+}
+
+/// Expands inputs (sitemaps included), reads local files and fetches URLs,
+/// and fingerprints every document as it arrives.
+pub fn load_corpus(inputs: &[String], common: &CommonArgs, config: &webdup::Config) -> anyhow::Result<Loaded> {
+    load_corpus_with(inputs, common, config, &Templates::default())
+}
+
+/// [`load_corpus`], with site templates learned earlier (an index's) for
+/// the sites that have too few pages in this run to learn their own.
+pub fn load_corpus_with(
+    inputs: &[String],
+    common: &CommonArgs,
+    config: &webdup::Config,
+    known: &Templates,
+) -> anyhow::Result<Loaded> {
+    let mut run = new_run(common)?;
+    let progress = Bar::new(common.quiet);
+    let loaded = run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?;
+    report_archives(&loaded.warc, common.quiet);
+    Ok(loaded)
+}
+
+/// What the run's web archives gave, on standard error unless `-q`: the
+/// records passed over (redirects, revisits, images) are in no report.
+pub fn report_archives(summary: &webdup::warc::Summary, quiet: bool) {
+    if !quiet && !summary.is_empty() {
+        eprintln!("webdup: WARC: {summary}");
+    }
+}
+
+/// A run with the fetch and read settings of the flags.
+pub fn new_run(common: &CommonArgs) -> anyhow::Result<Run> {
+    Ok(Run::new(RunConfig {
+        fetch: common.fetch.to_config(common.max_bytes)?,
+        limits: ReadLimits { max_bytes: common.max_bytes },
+        inputs: common.input_options(),
+    }))
+}
+
+/// The report `write` makes, in the format `output` asks for, to its file
+/// or standard output.
+pub fn write_output(
+    output: &OutputArgs,
+    write: impl Fn(report::Format, &mut dyn Write) -> webdup::Result<()>,
+) -> anyhow::Result<()> {
+    let format = output.format(io::stdout().is_terminal() && output.output.is_none());
+    let bom: &[u8] = if output.csv_bom && matches!(format, report::Format::Csv | report::Format::Tsv) {
+        report::UTF8_BOM
+    } else {
+        b""
+    };
+    write_to(output.output.as_deref(), |w| {
+        w.write_all(bom)?;
+        write(format, w)?;
+        Ok(())
+    })
+}
+
+/// What `write` writes, to the file at `path` or to standard output.
+pub fn write_to(path: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    match path {
+        Some(path) => {
+            let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = io::BufWriter::new(file);
+            write(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+            w.flush().with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        None => {
+            let mut w = io::BufWriter::new(io::stdout().lock());
+            write(&mut w)?;
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// A progress bar on standard error when it is a terminal; nothing otherwise.
+pub struct Bar {
+    bar: Option<ProgressBar>,
+    failed: AtomicU64,
+}
+
+impl Bar {
+    /// Drawn unless `quiet` or standard error is not a terminal.
+    pub fn new(quiet: bool) -> Bar {
+        let show = !quiet && std::io::stderr().is_terminal();
+        // Hidden until a stage starts with its style, so nothing unlabeled
+        // is ever drawn.
+        Bar {
+            bar: show.then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())),
+            failed: AtomicU64::new(0),
+        }
+    }
+}
+
+fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = w.write_str(&format_rate(state.per_sec()));
+}
+
+/// `31.7/s`, `4.2/s`, `1250/s`: a rate people read at a glance.
+fn format_rate(per_sec: f64) -> String {
+    if per_sec >= 100.0 { format!("{per_sec:.0}/s") } else { format!("{per_sec:.1}/s") }
+}
+
+impl Progress for Bar {
+    fn start(&self, stage: &'static str, total: u64) {
+        if let Some(b) = &self.bar {
+            let style = ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} {rate} eta {eta} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .with_key("rate", rate)
+                .progress_chars("=> ");
+            b.set_style(style);
+            b.set_prefix(stage);
+            self.failed.store(0, Ordering::Relaxed);
+            b.set_message("");
+            b.set_length(total);
+            b.set_position(0);
+            b.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+
+    fn fail(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            let failed = self.failed.fetch_add(n, Ordering::Relaxed) + n;
+            b.set_message(format!("· {failed} failed"));
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_have_at_most_one_decimal() {
+        assert_eq!(format_rate(31.6874), "31.7/s");
+        assert_eq!(format_rate(0.04), "0.0/s");
+        assert_eq!(format_rate(1249.6), "1250/s");
+    }
+}

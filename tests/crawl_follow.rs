@@ -237,3 +237,27 @@ fn a_killed_crawl_resumes_without_fetching_again_and_reports_the_same() {
     // Only the pages the killed run had not kept are fetched.
     assert_eq!(pages_served(&site, mark).len(), total - cached);
 }
+
+#[test]
+fn index_add_and_audit_follow_the_same_site() {
+    let site = Site::start();
+    let start = site.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("site.db");
+    let db = db.to_str().unwrap();
+    let added = webdup(&["index", "add", "--index", db, "--crawl", "c1", "--follow", &start, "--own-site", "-q"]);
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&added.stdout).unwrap();
+    let fetched = pages_served(&site, 0).len();
+    assert_eq!(summary["pages"].as_u64(), Some(fetched as u64), "{summary}");
+    let out = dir.path().join("audit");
+    let audited = webdup(&["audit", "--follow", &start, "--own-site", "--out", out.to_str().unwrap(), "-q"]);
+    assert!(audited.status.success(), "{}", String::from_utf8_lossy(&audited.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let urls: Vec<&str> = report["pages"].as_array().unwrap().iter().map(|p| p["url"].as_str().unwrap()).collect();
+    assert!(
+        urls.contains(&site.url("/print/a").as_str()) && urls.contains(&site.url("/a?sort=date").as_str()),
+        "{urls:?}"
+    );
+    assert!(!urls.iter().any(|u| u.contains("/private/")), "{urls:?}");
+}

@@ -45,6 +45,7 @@ pub fn load_corpus_with(
     let progress = Bar::new(common.quiet);
     let loaded = run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?;
     report_archives(&loaded.warc, common.quiet);
+    report_crawl(loaded.crawl.as_ref(), common.quiet);
     Ok(loaded)
 }
 
@@ -58,11 +59,52 @@ pub fn report_archives(summary: &webdup::warc::Summary, quiet: bool) {
 
 /// A run with the fetch and read settings of the flags.
 pub fn new_run(common: &CommonArgs) -> anyhow::Result<Run> {
+    let mut fetch = common.fetch.to_config(common.max_bytes)?;
+    if let Some(dir) = &common.follow.resume {
+        if let Some(cache) = fetch.cache_dir.as_ref().filter(|c| *c != dir) {
+            bail!("--resume {} and --cache {} name two folders; give one", dir.display(), cache.display());
+        }
+        fetch.cache_dir = Some(dir.clone());
+    }
+    let follow = common.follow.to_config(fetch.keep_query)?;
     Ok(Run::new(RunConfig {
-        fetch: common.fetch.to_config(common.max_bytes)?,
+        fetch,
         limits: ReadLimits { max_bytes: common.max_bytes },
         inputs: common.input_options(),
+        follow,
     }))
+}
+
+/// What following links did, on standard error unless `-q`: the pages the
+/// crawl reached are in the report; what it left out is said here.
+pub fn report_crawl(crawl: Option<&webdup::crawl::CrawlSummary>, quiet: bool) {
+    let Some(c) = crawl.filter(|_| !quiet) else {
+        return;
+    };
+    for (from, to) in &c.moved_starts {
+        eprintln!("webdup: crawl: start page {from} redirected to {to}; its host is crawled too");
+    }
+    let n = &c.not_followed;
+    eprintln!(
+        "webdup: crawl: {} pages to depth {}; not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond --max-depth, {} beyond --max-pages, {} unusable links",
+        c.pages,
+        c.depth,
+        n.robots,
+        n.out_of_scope,
+        n.nofollow,
+        n.excluded,
+        n.beyond_depth,
+        n.beyond_max_pages,
+        n.unusable
+    );
+    for t in &c.traps {
+        eprintln!(
+            "webdup: crawl: trap {}: its pages repeat each other; {} fetched, {} more URLs skipped",
+            webdup::report::terminal_safe(&t.pattern),
+            t.fetched,
+            t.skipped
+        );
+    }
 }
 
 /// The report `write` makes, in the format `output` asks for, to its file
@@ -150,6 +192,12 @@ impl Progress for Bar {
     fn advance(&self, n: u64) {
         if let Some(b) = &self.bar {
             b.inc(n);
+        }
+    }
+
+    fn grow(&self, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(total);
         }
     }
 

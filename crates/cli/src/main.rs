@@ -14,6 +14,7 @@
 mod args;
 mod commands;
 mod common;
+mod follow;
 
 use std::io;
 use std::process::ExitCode;

@@ -323,14 +323,7 @@ mod tests {
     use crate::units::InTurn;
 
     fn settings() -> (MatchSettings, FingerprintSettings) {
-        let matching = MatchSettings {
-            threshold: 0.8,
-            cross_site_threshold: Some(0.5),
-            measure: Measure::Jaccard,
-            method: Method::MinHash,
-            max_hamming: 3,
-            min_cluster_size: 2,
-        };
+        let matching = MatchSettings::default();
         let made_with = FingerprintSettings::default();
         (matching, made_with)
     }

@@ -123,6 +123,21 @@ pub struct MatchSettings {
     pub min_cluster_size: usize,
 }
 
+impl Default for MatchSettings {
+    /// The tool's: Jaccard 0.8 within a site, 0.5 across sites, MinHash
+    /// candidates, clusters of two pages or more.
+    fn default() -> Self {
+        MatchSettings {
+            threshold: 0.8,
+            cross_site_threshold: Some(0.5),
+            measure: Measure::Jaccard,
+            method: Method::MinHash,
+            max_hamming: 3,
+            min_cluster_size: 2,
+        }
+    }
+}
+
 /// Both, as every report's `settings` block echoes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSettings {

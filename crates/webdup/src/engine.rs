@@ -34,7 +34,7 @@ pub use webdup_core::candidates::Method;
 /// a page's fingerprint depends on that page alone. [`Config::tool`] is
 /// what the `webdup` command and the Python package use when given no
 /// settings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Default, Debug, Clone, Serialize)]
 pub struct Config {
     /// Everything that makes fingerprints comparable: the extractor and its
     /// selectors (checked by [`Config::validate`]; [`Config::extract`] reads
@@ -59,26 +59,6 @@ pub struct Config {
     /// shingles only). Off by default.
     #[serde(skip)]
     pub skip_simhash: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            // The duplicate finder's extractor (`blocks`); `extract` alone defaults to `auto`.
-            fingerprint: FingerprintSettings::default(),
-            matching: MatchSettings {
-                threshold: 0.8,
-                cross_site_threshold: Some(0.5),
-                measure: Measure::Jaccard,
-                method: Method::MinHash,
-                max_hamming: 3,
-                min_cluster_size: 2,
-            },
-            budget: PageBudget::default(),
-            keep_pages: false,
-            skip_simhash: false,
-        }
-    }
 }
 
 impl Config {

@@ -7,8 +7,8 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use webdup::DocKey;
+use webdup::candidates::HammingTables;
 use webdup::engine::{Config, Fingerprinter};
-use webdup::index::HammingTables;
 use webdup::shingle::{ShingleConfig, Shingler, fmix64};
 use webdup::sketch::MinHasher;
 use webdup::sketch::minhash::splitmix64;

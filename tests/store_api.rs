@@ -583,7 +583,7 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     let stored = Index::open_existing(&path).unwrap().settings().clone();
     assert_eq!((stored.threshold, stored.cross_site_threshold), (0.8, Some(0.5)));
     assert_eq!((stored.bands, stored.rows), (config.lsh_params().bands, config.lsh_params().rows));
-    assert_eq!(config.lsh_params(), webdup::index::LshParams::optimal(0.5, config.fingerprint.permutations));
+    assert_eq!(config.lsh_params(), webdup::candidates::LshParams::optimal(0.5, config.fingerprint.permutations));
 
     // An index with one rule for every pair holds the copy to 0.8.
     let mut one_rule = config.clone();
@@ -592,7 +592,10 @@ fn pages_of_another_site_are_held_to_the_cross_site_threshold() {
     let index = Index::open(dir.path().join("one.db"), &one_rule).unwrap();
     index.insert_batch(&pages).unwrap();
     assert!(!index.check(&across).unwrap().seen());
-    assert_eq!(index.settings().bands, webdup::index::LshParams::optimal(0.8, config.fingerprint.permutations).bands);
+    assert_eq!(
+        index.settings().bands,
+        webdup::candidates::LshParams::optimal(0.8, config.fingerprint.permutations).bands
+    );
 }
 
 /// Issue 40, item 7: a NUL in a page's URL or a control character in its

@@ -2,9 +2,9 @@
 //! SQL is kept here verbatim, so a later edit of the current schema cannot
 //! silently change what "version 1" means.
 
+use webdup::candidates::lsh::band_key;
 use webdup::engine::{Config, Fingerprinter};
 use webdup::extract::ExtractorKind;
-use webdup::index::lsh::band_key;
 use webdup::store::{Index, Page, schema};
 use webdup_eval::synth::{SynthConfig, corpus};
 
@@ -29,7 +29,7 @@ fn write_settings(conn: &rusqlite::Connection, config: &Config) {
 }
 
 /// Page 1's rows in the `bands` table, as versions 1 to 3 wrote them.
-fn write_band_rows(conn: &rusqlite::Connection, minhash: &[u32], lsh: webdup::index::lsh::LshParams) {
+fn write_band_rows(conn: &rusqlite::Connection, minhash: &[u32], lsh: webdup::candidates::lsh::LshParams) {
     for band in 0..lsh.bands {
         conn.execute("INSERT INTO bands VALUES (?1, ?2, 1)", [band as i64, band_key(minhash, lsh, band) as i64])
             .unwrap();

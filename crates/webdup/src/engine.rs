@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::candidates::LshParams;
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{self, ExtractConfig, ExtractError, ExtractorKind, PageBudget};
-use crate::index::LshParams;
 use crate::shingle::{ShingleConfig, Shingler};
 use crate::sketch::{MinHasher, Signature, SimHashWeighting, simhash};
 use crate::source::{DocKey, Format, RawDocument};

@@ -24,7 +24,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 // The engine floor lives in webdup-core; its modules keep their paths here.
-pub use webdup_core::candidates as index;
+pub use webdup_core::candidates;
 pub use webdup_core::{cluster, shingle, sketch, template, units, verify};
 // So do webdup-web's.
 #[cfg(feature = "warc")]

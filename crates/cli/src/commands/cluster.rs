@@ -53,7 +53,7 @@ fn explain_lsh(config: &webdup::Config) {
     eprintln!(
         "  chosen by minimizing 0.5 x false-positive area + 0.5 x false-negative area among bandings \
          that catch at least {:.1}% of pairs at the threshold",
-        webdup::index::lsh::RECALL_FLOOR * 100.0
+        webdup::candidates::lsh::RECALL_FLOOR * 100.0
     );
     eprintln!("  similarity  P(candidate)");
     let mut points: Vec<f64> = vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, threshold];

@@ -12,9 +12,11 @@
 //! counted) once it is a trap. So a trap costs a bounded number of pages and
 //! no `--max-pages` is needed to finish a site that has one.
 
-use scraper::{Html, Node};
+use scraper::Html;
 use url::Url;
 use webdup_core::sketch::simhash;
+
+use crate::extract::visible_text_of;
 
 /// Pages of a pattern fetched before it is judged.
 pub const TRAP_PAGES: usize = 12;
@@ -65,28 +67,14 @@ pub fn pattern(url: &Url) -> Option<String> {
     Some(p)
 }
 
-/// Elements whose text is not the page's own: navigation, headers,
-/// footers, side bars, scripts.
-const FURNITURE: &[&str] = &["nav", "header", "footer", "aside", "script", "style", "noscript", "template", "head"];
-
-/// The SimHash of a page's word 3-grams outside [`FURNITURE`]; `None` for a
-/// page without words (judged by its URL alone: never near anything).
+/// The SimHash of the word 3-grams of a page's visible text outside its
+/// navigation, header, footer and side bars (what the `none` extractor
+/// keeps: [`visible_text_of`]); `None` for a page without words (judged by
+/// its URL alone: never near anything).
 pub fn page_sketch(doc: &Html) -> Option<u64> {
     let mut words: Vec<u64> = Vec::new();
-    let mut stack = vec![doc.tree.root()];
-    while let Some(node) = stack.pop() {
-        match node.value() {
-            Node::Element(e) if FURNITURE.contains(&e.name()) => continue,
-            Node::Text(t) => {
-                webdup_core::shingle::words(t, |w| words.push(xxhash_rust::xxh3::xxh3_64(w.as_bytes())));
-                continue;
-            }
-            _ => {}
-        }
-        // Children in reverse so the stack visits them in document order.
-        let children: Vec<_> = node.children().collect();
-        stack.extend(children.into_iter().rev());
-    }
+    let (text, _) = visible_text_of(doc, true);
+    webdup_core::shingle::words(&text, |w| words.push(xxhash_rust::xxh3::xxh3_64(w.as_bytes())));
     if words.is_empty() {
         return None;
     }

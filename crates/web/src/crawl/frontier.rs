@@ -394,6 +394,8 @@ impl Frontier {
             edges,
             inlinks,
             moved_starts: Vec::new(),
+            folded: Vec::new(),
+            listed: None,
         }
     }
 }
@@ -415,6 +417,13 @@ pub struct CrawlSummary {
     /// Start pages that redirected out of scope, and where to: their
     /// final host joined the scope.
     pub moved_starts: Vec<(String, String)>,
+    /// Links the crawl's URL normalization folded into another URL
+    /// (tracking parameters dropped, ...): (linked URL, folded into),
+    /// sorted, without repeats.
+    pub folded: Vec<(Box<str>, Box<str>)>,
+    /// The URLs the sitemaps given as inputs listed (normalized, sorted),
+    /// when any was given: orphan and unlisted pages are judged by them.
+    pub listed: Option<Vec<Box<str>>>,
 }
 
 fn hash(pattern: &str) -> u64 {

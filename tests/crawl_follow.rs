@@ -3,12 +3,13 @@
 //! calendar trap, robots.txt and a nofollow link; then the same crawl killed
 //! and resumed.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+#[path = "support/site.rs"]
+mod site;
+
+use site::{Reply, Site};
 
 const ARTICLE: &str = "The harbour office posts the winter ferry timetable every monday morning by the ticket \
     window. Crossings to the island take forty minutes in calm weather and an hour when the wind turns \
@@ -21,19 +22,15 @@ const OTHER: &str = "The lighthouse keeper climbs one hundred and twelve steps e
     fishing fleet steers by it through the narrow channel between the rocks and the sandbanks that \
     shift with every winter storm along the northern coast of the bay.";
 
-fn page(path: &str) -> (u16, String, String) {
+fn page(path: &str) -> Reply {
     let html = |title: &str, body: String| {
-        (
-            200,
-            String::new(),
-            format!(
-                "<html><head><title>{title}</title></head><body><nav><a href=\"/\">Home</a> <a href=\"/b\">Lighthouse</a></nav><main>{body}</main><footer>Harbour news</footer></body></html>"
-            ),
-        )
+        Reply::html(format!(
+            "<html><head><title>{title}</title></head><body><nav><a href=\"/\">Home</a> <a href=\"/b\">Lighthouse</a></nav><main>{body}</main><footer>Harbour news</footer></body></html>"
+        ))
     };
     let article = || html("Ferry timetable", format!("<h1>Ferry timetable</h1><p>{ARTICLE}</p>"));
     match path {
-        "/robots.txt" => (200, String::new(), "User-agent: *\nDisallow: /private/\n".into()),
+        "/robots.txt" => Reply::text("User-agent: *\nDisallow: /private/\n"),
         "/" => html(
             "Harbour news",
             "<p>Welcome to the harbour news.</p><a href=\"/a\">ferry</a> <a href=\"/a?sort=date\">ferry sorted</a> \
@@ -55,73 +52,7 @@ fn page(path: &str) -> (u16, String, String) {
                 ),
             )
         }
-        _ => (404, String::new(), "not found".into()),
-    }
-}
-
-struct Site {
-    port: u16,
-    served: Arc<Mutex<Vec<String>>>,
-    /// Each response waits this long (milliseconds), so a crawl can be killed midway.
-    slow: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-}
-
-fn answer(mut s: TcpStream, served: &Mutex<Vec<String>>, slow: u64) {
-    let mut reader = BufReader::new(s.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
-            break;
-        }
-    }
-    std::thread::sleep(Duration::from_millis(slow));
-    served.lock().unwrap().push(path.clone());
-    let (status, headers, body) = page(&path);
-    let kind = if path == "/robots.txt" { "text/plain" } else { "text/html; charset=utf-8" };
-    let _ = write!(
-        s,
-        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
-        body.len()
-    );
-}
-
-impl Site {
-    fn start() -> Site {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let served = Arc::new(Mutex::new(Vec::new()));
-        let slow = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (s2, sl, st) = (served.clone(), slow.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if st.load(Ordering::Relaxed) {
-                    break;
-                }
-                if let Ok(conn) = conn {
-                    let (s3, ms) = (s2.clone(), sl.load(Ordering::Relaxed));
-                    std::thread::spawn(move || answer(conn, &s3, ms));
-                }
-            }
-        });
-        Site { port, served, slow, stop }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-}
-
-impl Drop for Site {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        _ => Reply::not_found(),
     }
 }
 
@@ -154,7 +85,7 @@ fn cluster_ids(json: &[u8]) -> Vec<Vec<String>> {
 
 #[test]
 fn cluster_follow_finds_the_variants_no_list_names_and_stops_at_the_trap() {
-    let site = Site::start();
+    let site = Site::start(page);
     let start = site.url("/");
     let out = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json", "-q"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -165,7 +96,7 @@ fn cluster_follow_finds_the_variants_no_list_names_and_stops_at_the_trap() {
     got.sort();
     assert_eq!(got, article, "every variant with its article, nothing else");
     assert!(!clusters.iter().flatten().any(|id| id == &site.url("/b")), "the other article stands alone");
-    let served = site.served.lock().unwrap().clone();
+    let served = site.served();
     assert!(!served.iter().any(|p| p.starts_with("/private/") || p == "/n"), "{served:?}");
     // The calendar is a trap: a bounded number of months fetched.
     let months = served.iter().filter(|p| p.starts_with("/cal?")).count();
@@ -178,16 +109,12 @@ fn cluster_follow_finds_the_variants_no_list_names_and_stops_at_the_trap() {
 
 #[test]
 fn the_same_crawl_one_request_at_a_time_gives_the_same_report() {
-    let site = Site::start();
+    let site = Site::start(page);
     let start = site.url("/");
     let a = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json", "-q"]);
     let b = webdup(&["cluster", "--follow", &start, "--own-site", "--concurrency", "1", "-f", "json", "-q"]);
     assert!(a.status.success() && b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
     assert_eq!(comparable(&a.stdout), comparable(&b.stdout));
-}
-
-fn pages_served(site: &Site, from: usize) -> Vec<String> {
-    site.served.lock().unwrap()[from..].iter().filter(|p| *p != "/robots.txt").cloned().collect()
 }
 
 fn cached_pages(dir: &std::path::Path) -> usize {
@@ -205,15 +132,15 @@ fn cached_pages(dir: &std::path::Path) -> usize {
 
 #[test]
 fn a_killed_crawl_resumes_without_fetching_again_and_reports_the_same() {
-    let site = Site::start();
+    let site = Site::start(page);
     let start = site.url("/");
     let whole = webdup(&["cluster", "--follow", &start, "--own-site", "-f", "json", "-q"]);
     assert!(whole.status.success());
-    let total = pages_served(&site, 0).len();
+    let total = site.pages_served_since(0).len();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("crawl");
-    let mark = site.served.lock().unwrap().len();
-    site.slow.store(150, Ordering::Relaxed);
+    let mark = site.served().len();
+    site.set_delay(150);
     let mut child = Command::new(env!("CARGO_BIN_EXE_webdup"))
         .args(["cluster", "--follow", &start, "--own-site", "--resume", state.to_str().unwrap(), "-f", "json", "-q"])
         .stdout(std::process::Stdio::null())
@@ -221,26 +148,26 @@ fn a_killed_crawl_resumes_without_fetching_again_and_reports_the_same() {
         .unwrap();
     // Kill it once it has fetched some pages but not all.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while pages_served(&site, mark).len() < 6 && std::time::Instant::now() < deadline {
+    while site.pages_served_since(mark).len() < 6 && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    site.slow.store(0, Ordering::Relaxed);
+    site.set_delay(0);
     let cached = cached_pages(&state);
     assert!(cached > 0 && cached < total, "killed midway: {cached} of {total} pages kept");
-    let mark = site.served.lock().unwrap().len();
+    let mark = site.served().len();
     let resumed =
         webdup(&["cluster", "--follow", &start, "--own-site", "--resume", state.to_str().unwrap(), "-f", "json", "-q"]);
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
     assert_eq!(comparable(&resumed.stdout), comparable(&whole.stdout));
     // Only the pages the killed run had not kept are fetched.
-    assert_eq!(pages_served(&site, mark).len(), total - cached);
+    assert_eq!(site.pages_served_since(mark).len(), total - cached);
 }
 
 #[test]
 fn index_add_and_audit_follow_the_same_site() {
-    let site = Site::start();
+    let site = Site::start(page);
     let start = site.url("/");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("site.db");
@@ -248,7 +175,7 @@ fn index_add_and_audit_follow_the_same_site() {
     let added = webdup(&["index", "add", "--index", db, "--crawl", "c1", "--follow", &start, "--own-site", "-q"]);
     assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
     let summary: serde_json::Value = serde_json::from_slice(&added.stdout).unwrap();
-    let fetched = pages_served(&site, 0).len();
+    let fetched = site.pages_served_since(0).len();
     assert_eq!(summary["pages"].as_u64(), Some(fetched as u64), "{summary}");
     let out = dir.path().join("audit");
     let audited = webdup(&["audit", "--follow", &start, "--own-site", "--out", out.to_str().unwrap(), "-q"]);

@@ -86,7 +86,7 @@ pub fn report_crawl(crawl: Option<&webdup::crawl::CrawlSummary>, quiet: bool) {
     }
     let n = &c.not_followed;
     eprintln!(
-        "webdup: crawl: {} pages to depth {}; not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond --max-depth, {} beyond --max-pages, {} unusable links",
+        "webdup: crawl: {} pages to depth {}; not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond --max-depth, {} beyond --max-pages, {} unusable links, {} links of pages that repeat earlier pages",
         c.pages,
         c.depth,
         n.robots,
@@ -95,7 +95,8 @@ pub fn report_crawl(crawl: Option<&webdup::crawl::CrawlSummary>, quiet: bool) {
         n.excluded,
         n.beyond_depth,
         n.beyond_max_pages,
-        n.unusable
+        n.unusable,
+        n.repeating
     );
     for t in &c.traps {
         eprintln!(

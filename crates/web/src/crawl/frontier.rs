@@ -17,6 +17,7 @@ use url::Url;
 use webdup_core::DocKey;
 
 use super::links::{LinkKind, PageLinks, forbids_following};
+use super::repeat::{Expand, Repeats};
 use super::scope::Scope;
 use super::trap::{self, Pattern, TRAP_PAGES, Verdict};
 
@@ -49,6 +50,9 @@ pub struct NotFollowed {
     pub unusable: u64,
     /// Pages robots.txt disallows (never requested).
     pub robots: u64,
+    /// Links of pages that repeat a page fetched before and were reached
+    /// only from such pages (the `repeat` module).
+    pub repeating: u64,
 }
 
 /// A URL pattern judged a crawl trap.
@@ -160,6 +164,9 @@ pub struct Frontier {
     not_followed: NotFollowed,
     /// Internal links: (from page, to URL), in-scope targets only.
     edges: Vec<(DocKey, u32)>,
+    /// Pages that repeat earlier pages, and which URLs were linked from a
+    /// page that does not.
+    repeats: Repeats,
 }
 
 impl Frontier {
@@ -176,6 +183,7 @@ impl Frontier {
             fetched: 0,
             not_followed: NotFollowed::default(),
             edges: Vec::new(),
+            repeats: Repeats::default(),
         }
     }
 
@@ -187,7 +195,9 @@ impl Frontier {
     /// A start page: in scope, depth 0, never fetched twice.
     pub fn add_start(&mut self, url: &Url) {
         self.scope.add(url);
-        let _ = self.urls.intern(url.as_str());
+        if let Some((id, _)) = self.urls.intern(url.as_str()) {
+            self.repeats.mark(id);
+        }
     }
 
     /// The depth of the level being fetched.
@@ -231,10 +241,18 @@ impl Frontier {
             }
             None => self.urls.id(requested.as_str()),
         };
-        self.level.push((key, trap::pattern(requested).map(|p| hash(&p)), sketch));
+        let pattern = trap::pattern(requested).map(|p| hash(&p));
+        self.level.push((key, pattern, sketch));
         let Some(links) = links else {
             return;
         };
+        // A URL of a trap pattern is judged with its pattern; chains of
+        // repeats are cut among the URLs no pattern covers.
+        let expand = self.repeats.page(self.urls.id(requested.as_str()), sketch, pattern.is_some());
+        if expand == Expand::No {
+            self.not_followed.repeating += (links.links.len() + links.dropped) as u64;
+            return;
+        }
         self.not_followed.unusable += links.dropped as u64;
         let page_nofollow = links.nofollow || x_robots_tag.is_some_and(forbids_following);
         let mut targets: Vec<u32> = Vec::new();
@@ -272,6 +290,9 @@ impl Frontier {
             };
             if new {
                 self.found.push(id);
+            }
+            if expand == Expand::Original {
+                self.repeats.mark(id);
             }
             if link.kind != LinkKind::Canonical && Some(id) != own {
                 targets.push(id);
@@ -351,6 +372,7 @@ impl Frontier {
     }
 
     fn judge_level(&mut self) {
+        self.repeats.end_level();
         let mut level = std::mem::take(&mut self.level);
         level.sort_by_key(|(k, _, _)| *k);
         for (_, pattern, sketch) in level {

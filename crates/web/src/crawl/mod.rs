@@ -3,12 +3,15 @@
 //! An SEO audit needs the URLs no sitemap lists, and those are found only by
 //! following the site's links, as a search engine does. [`links`] reads what
 //! a page links to, [`scope`] says which URLs belong to the site, [`trap`]
-//! recognizes URL patterns that generate pages without end, and
+//! recognizes URL patterns that generate pages without end, `repeat`
+//! stops chains of pages that repeat each other (a server answering every
+//! URL with one page), and
 //! [`frontier`] orders the crawl breadth-first so its result never depends
 //! on fetch timing. With the `http` feature, `Fetcher::crawl` runs it.
 
 pub mod frontier;
 pub mod links;
+mod repeat;
 pub mod scope;
 pub mod trap;
 #[cfg(feature = "http")]

@@ -17,25 +17,14 @@ set -euo pipefail
 COUNT=${1:-10000}
 QUEUED=${2:-1000000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d /tmp/webdup-bench-crawl.XXXXXX)
 PORT=${PORT:-18090}
 
-need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
-if ! need nginx || [ ! -x /usr/bin/time ]; then
-    apt-get update -qq
-    apt-get install -y -qq nginx-light time >/dev/null 2>&1 || apt-get install -y -qq nginx time >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
-cleanup() {
-    if [ -f "$WORK/nginx.pid" ]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=lib/nginx.sh
+source "$ROOT/scripts/lib/nginx.sh"
+nginx_work bench-crawl
 
 echo "generating $COUNT pages in $WORK/site" >&2
-mkdir -p "$WORK/site/p" "$WORK/site/print/p" "$WORK/site/cal" "$WORK/logs"
-chmod 755 "$WORK"
+mkdir -p "$WORK/site/p" "$WORK/site/print/p" "$WORK/site/cal"
 python3 - "$WORK/site" "$COUNT" <<'PY'
 import random, sys
 out, n = sys.argv[1], int(sys.argv[2])
@@ -60,30 +49,7 @@ for m in range(200):
 open(f"{out}/index.html", "w").write(page(0, "Home", "Welcome to the example site.", ["/p/0.html", "/cal/0.html"]))
 PY
 
-cat > "$WORK/nginx.conf" <<CONF
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
-    types { text/html html; }
-    default_type text/html;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/site;
-        location = /robots.txt { return 404; }
-    }
-}
-CONF
-"$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
-for _ in $(seq 50); do
-    curl -sf "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+nginx_serve "$WORK/site" "$PORT" /
 
 cd "$ROOT"
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}

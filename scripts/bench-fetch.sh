@@ -12,25 +12,14 @@ set -euo pipefail
 COUNT=${1:-100000}
 CONCURRENCY=${2:-64}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d /tmp/webdup-bench-fetch.XXXXXX)
 PORT=${PORT:-18089}
 
-need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
-if ! need nginx || [ ! -x /usr/bin/time ]; then
-    apt-get update -qq
-    apt-get install -y -qq nginx-light time >/dev/null 2>&1 || apt-get install -y -qq nginx time >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
-cleanup() {
-    if [ -f "$WORK/nginx.pid" ]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=lib/nginx.sh
+source "$ROOT/scripts/lib/nginx.sh"
+nginx_work bench-fetch
 
 echo "generating $COUNT pages in $WORK/site" >&2
-mkdir -p "$WORK/site/p" "$WORK/logs"
-chmod 755 "$WORK"  # nginx workers run unprivileged and must read the pages
+mkdir -p "$WORK/site/p"
 python3 - "$WORK/site/p" "$COUNT" <<'PY'
 import random, sys
 out, n = sys.argv[1], int(sys.argv[2])
@@ -43,30 +32,7 @@ for i in range(n):
                 f"<body><h1>Page {i}</h1><p>{body}</p></body></html>\n")
 PY
 
-cat > "$WORK/nginx.conf" <<CONF
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
-    types { text/html html; }
-    default_type text/html;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/site;
-        location = /robots.txt { return 404; }
-    }
-}
-CONF
-"$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
-for _ in $(seq 50); do
-    curl -sf "http://127.0.0.1:$PORT/p/0.html" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+nginx_serve "$WORK/site" "$PORT" /p/0.html
 
 cd "$ROOT"
 cargo build --release --example fetch_bench >&2

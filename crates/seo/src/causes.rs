@@ -172,8 +172,9 @@ pub struct Member<'a> {
     pub url: &'a str,
     /// Its declared canonical target (absolute), if any.
     pub canonical: Option<&'a str>,
-    /// Pages of the crawl that link to it.
-    pub inlinks: u32,
+    /// Pages of the crawl that link to it; `None` without a crawl (the
+    /// links are unknown, and the reason says nothing of them).
+    pub inlinks: Option<u32>,
     /// Not `noindex` and answered 200.
     pub indexable: bool,
 }
@@ -189,8 +190,17 @@ pub struct Keep {
     pub reason: String,
 }
 
-fn links(n: u32) -> String {
-    if n == 1 { "1 internal link".into() } else { format!("{n} internal links") }
+fn links(n: Option<u32>) -> Option<String> {
+    n.map(|n| if n == 1 { "1 internal link".into() } else { format!("{n} internal links") })
+}
+
+/// `first` and, when the crawl counted them, the links: "shortest URL; 2
+/// internal links".
+fn with_links(first: &str, n: Option<u32>) -> String {
+    match links(n) {
+        Some(l) => format!("{first}; {l}"),
+        None => first.to_string(),
+    }
 }
 
 /// Picks the URL to keep: the declared canonical target when every member
@@ -203,8 +213,8 @@ pub fn url_to_keep(members: &[Member]) -> Keep {
         let naming = members.iter().filter(|m| m.canonical == Some(target)).count();
         let member = members.iter().position(|m| m.url == target);
         let mut reason = format!("declared canonical of {naming} member{}", if naming == 1 { "" } else { "s" });
-        if let Some(i) = member {
-            reason.push_str(&format!("; {}", links(members[i].inlinks)));
+        if let Some(l) = member.and_then(|i| links(members[i].inlinks)) {
+            reason.push_str(&format!("; {l}"));
         }
         return Keep { url: target.to_string(), member, reason };
     }
@@ -221,11 +231,11 @@ pub fn url_to_keep(members: &[Member]) -> Keep {
     };
     let m = &members[best];
     let reason = match order.get(1).map(|&i| &members[i]) {
-        None => links(m.inlinks),
-        Some(next) if next.inlinks < m.inlinks => format!("most internal links ({})", m.inlinks),
-        Some(next) if params(next) > params(m) => format!("fewest parameters; {}", links(m.inlinks)),
-        Some(next) if next.url.len() > m.url.len() => format!("shortest URL; {}", links(m.inlinks)),
-        Some(_) => format!("first by URL; {}", links(m.inlinks)),
+        None => links(m.inlinks).unwrap_or_else(|| "the only candidate".into()),
+        Some(next) if next.inlinks < m.inlinks => format!("most internal links ({})", m.inlinks.unwrap_or(0)),
+        Some(next) if params(next) > params(m) => with_links("fewest parameters", m.inlinks),
+        Some(next) if next.url.len() > m.url.len() => with_links("shortest URL", m.inlinks),
+        Some(_) => with_links("first by URL", m.inlinks),
     };
     let reason =
         if any_indexable && members.iter().any(|m| !m.indexable) { format!("{reason}; indexable") } else { reason };
@@ -338,7 +348,7 @@ mod tests {
     }
 
     fn member(url: &'static str, canonical: Option<&'static str>, inlinks: u32) -> Member<'static> {
-        Member { url, canonical, inlinks, indexable: true }
+        Member { url, canonical, inlinks: Some(inlinks), indexable: true }
     }
 
     #[test]
@@ -379,6 +389,10 @@ mod tests {
         m.indexable = false;
         let k = url_to_keep(&[m, member("https://example.com/b", None, 0)]);
         assert_eq!((k.url.as_str(), k.reason.as_str()), ("https://example.com/b", "0 internal links; indexable"));
+        // Without a crawl the reason says nothing of links.
+        let unknown = |url| Member { url, canonical: None, inlinks: None, indexable: true };
+        let k = url_to_keep(&[unknown("https://example.com/a?sort=x"), unknown("https://example.com/a")]);
+        assert_eq!((k.url.as_str(), k.reason.as_str()), ("https://example.com/a", "fewest parameters"));
     }
 
     #[test]

@@ -1,0 +1,223 @@
+//! What a link-following crawl adds to the audit: the internal links (so
+//! each page's inlinks, the links that point to a duplicate instead of the
+//! URL to keep), the URLs normalization folded, the sitemap's orphan and
+//! unlisted pages, and what the crawl left out (traps, links not followed).
+//!
+//! [`CrawlFacts`] is the crawl as the audit reads it: plain URLs, no
+//! document keys, so an audit stays a function of pages and facts (the
+//! `webdup` facade converts the crawler's summary into it).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::canonical::url_key;
+use super::{AuditCluster, PageRow};
+use crate::causes;
+
+/// A crawl, as the audit reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CrawlFacts {
+    /// Pages fetched (start pages included).
+    pub pages: u64,
+    /// The deepest level fetched.
+    pub depth: u32,
+    /// Internal links: (the linking page's URL, the URL it links to), in
+    /// any order; repeats count once.
+    pub links: Vec<(String, String)>,
+    /// The URLs the sitemaps given as inputs listed; `None` without one.
+    pub listed: Option<Vec<String>>,
+    /// Links the crawl's URL normalization folded: (linked URL, the URL it
+    /// was folded into).
+    pub folded: Vec<(String, String)>,
+    /// URL patterns judged crawl traps.
+    pub traps: Vec<TrapRow>,
+    pub not_followed: NotFollowed,
+    /// Start pages that redirected to another host, which joined the scope.
+    pub moved_starts: Vec<MovedStart>,
+}
+
+/// Links not followed, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NotFollowed {
+    /// Pages robots.txt disallows (never requested).
+    pub robots: u64,
+    pub out_of_scope: u64,
+    pub nofollow: u64,
+    /// By `--include` / `--exclude`.
+    pub excluded: u64,
+    pub beyond_depth: u64,
+    pub beyond_max_pages: u64,
+    /// No http(s) URL, too long, or past a page's limit of links.
+    pub unusable: u64,
+}
+
+/// A URL pattern whose pages kept repeating each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrapRow {
+    /// Host, path with digit-bearing segments as `*`, parameter names.
+    pub pattern: String,
+    /// Its pages fetched before it was judged a trap.
+    pub fetched: usize,
+    /// Its URLs found and not fetched.
+    pub skipped: u64,
+}
+
+/// A start page that redirected to another host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MovedStart {
+    pub from: String,
+    pub to: String,
+}
+
+/// What the crawl did, in `report.json` (present with `--follow`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CrawlSection {
+    pub pages: u64,
+    pub depth: u32,
+    pub not_followed: NotFollowed,
+    pub traps: Vec<TrapRow>,
+    pub moved_starts: Vec<MovedStart>,
+}
+
+impl CrawlSection {
+    pub fn of(facts: &CrawlFacts) -> CrawlSection {
+        CrawlSection {
+            pages: facts.pages,
+            depth: facts.depth,
+            not_followed: facts.not_followed.clone(),
+            traps: facts.traps.clone(),
+            moved_starts: facts.moved_starts.clone(),
+        }
+    }
+}
+
+/// An internal link to a duplicate that is not the URL to keep.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct LinkToFix {
+    /// The page that links.
+    pub from: String,
+    /// The duplicate it links to.
+    pub link: String,
+    /// The URL it should link to: its cluster's URL to keep.
+    pub to: String,
+}
+
+/// A linked URL the crawl's normalization folded into another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FoldedLink {
+    /// The URL as linked.
+    pub link: String,
+    pub folded_into: String,
+    /// What differs: `parameter `utm_source` (tracking)`.
+    pub cause: String,
+}
+
+/// The crawl's link graph by comparable URL ([`url_key`]).
+pub(super) struct LinkGraph {
+    /// Distinct linking pages per linked URL.
+    inlinks: HashMap<String, u32>,
+    /// Each distinct (from, to) link, as written, sorted.
+    links: Vec<(String, String)>,
+    /// The sitemaps' URLs, when a sitemap was given.
+    listed: Option<HashSet<String>>,
+}
+
+impl LinkGraph {
+    pub(super) fn of(facts: &CrawlFacts) -> LinkGraph {
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut links: Vec<(String, String)> = Vec::new();
+        let mut inlinks: HashMap<String, u32> = HashMap::new();
+        for (from, to) in &facts.links {
+            let key = (url_key(from), url_key(to));
+            if key.0 == key.1 || !seen.insert(key.clone()) {
+                continue;
+            }
+            *inlinks.entry(key.1).or_default() += 1;
+            links.push((from.clone(), to.clone()));
+        }
+        links.sort();
+        let listed = facts.listed.as_ref().map(|l| l.iter().map(|u| url_key(u)).collect());
+        LinkGraph { inlinks, links, listed }
+    }
+
+    /// Pages of the crawl that link to `url`.
+    pub(super) fn inlinks(&self, url: &str) -> u32 {
+        self.inlinks.get(&url_key(url)).copied().unwrap_or(0)
+    }
+
+    /// Whether a sitemap lists the page (under its URL or its input);
+    /// `None` without a sitemap.
+    pub(super) fn in_sitemap(&self, row: &PageRow) -> Option<bool> {
+        let listed = self.listed.as_ref()?;
+        Some(std::iter::once(&row.url).chain(&row.input).any(|u| listed.contains(&url_key(u))))
+    }
+
+    /// Every internal link to a member of a cluster other than its URL to
+    /// keep, sorted.
+    pub(super) fn links_to_fix(&self, clusters: &[AuditCluster]) -> Vec<LinkToFix> {
+        let mut fix: HashMap<String, &str> = HashMap::new();
+        for c in clusters {
+            let kept = url_key(&c.keep.url);
+            for m in &c.members {
+                let key = url_key(&m.url);
+                if key != kept {
+                    fix.insert(key, &c.keep.url);
+                }
+            }
+        }
+        let mut out: Vec<LinkToFix> = self
+            .links
+            .iter()
+            .filter_map(|(from, link)| {
+                let to = fix.get(&url_key(link))?;
+                Some(LinkToFix { from: from.clone(), link: link.clone(), to: to.to_string() })
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Sitemap URLs no crawled page links to, sorted; `None` without a
+    /// sitemap.
+    pub(super) fn orphans(&self, facts: &CrawlFacts) -> Option<Vec<String>> {
+        let listed = facts.listed.as_ref()?;
+        let linked: BTreeSet<String> = self.inlinks.keys().cloned().collect();
+        let mut out: Vec<String> = listed.iter().filter(|u| !linked.contains(&url_key(u))).cloned().collect();
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+
+    /// Pages linked from the crawl, indexable and answering 200, that no
+    /// sitemap lists, sorted; `None` without a sitemap.
+    pub(super) fn unlisted(&self, pages: &[PageRow]) -> Option<Vec<String>> {
+        self.listed.as_ref()?;
+        let mut out: Vec<String> = pages
+            .iter()
+            .filter(|p| p.indexability == "indexable" && p.status == Some(200))
+            .filter(|p| p.inlinks.is_some_and(|n| n > 0) && self.in_sitemap(p) == Some(false))
+            .map(|p| p.url.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+}
+
+/// The folded links with what differs between each and its target.
+pub(super) fn folded(facts: &CrawlFacts) -> Vec<FoldedLink> {
+    let mut out: Vec<FoldedLink> = facts
+        .folded
+        .iter()
+        .map(|(link, into)| FoldedLink {
+            link: link.clone(),
+            folded_into: into.clone(),
+            cause: causes::summary(&causes::causes(into, &[link.as_str()])),
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.link, &a.folded_into).cmp(&(&b.link, &b.folded_into)));
+    out.dedup();
+    out
+}

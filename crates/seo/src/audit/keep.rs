@@ -154,3 +154,50 @@ pub(super) fn parameters(clusters: &[AuditCluster]) -> Vec<ParameterRow> {
         (c.keep.url.as_str(), others)
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::blank_row;
+
+    fn member(page: usize, url: &str) -> AuditMember {
+        AuditMember { page, url: url.into(), representative: page == 0, similarity: 1.0, containment: 1.0, exact: true }
+    }
+
+    fn rows(urls: &[&str]) -> Vec<PageRow> {
+        urls.iter().enumerate().map(|(i, u)| blank_row(i, u.to_string(), None, Some(200))).collect()
+    }
+
+    #[test]
+    fn the_declared_canonical_is_kept_unless_it_is_broken() {
+        let urls = ["https://x.test/a?sort=1", "https://x.test/a", "https://x.test/A"];
+        let mut pages = rows(&urls);
+        let members: Vec<AuditMember> = urls.iter().enumerate().map(|(i, u)| member(i, u)).collect();
+        pages[0].canonical = Some("https://X.test/a#top".into());
+        let statuses = StatusIndex::from_hops(&pages, []);
+        let c = choose(&members, &pages, &statuses, |_| None);
+        assert_eq!((c.keep.url.as_str(), c.member), ("https://x.test/a", Some(1)));
+        assert_eq!(c.keep.reason, "declared canonical of 1 member");
+        assert_eq!(causes::summary(&c.causes), "parameter `sort` (sort/filter); letter case");
+        // A canonical that answered 404 is no declaration: links decide.
+        pages[0].canonical = Some("https://x.test/gone".into());
+        let hops = [webdup_core::page::Hop { url: "https://x.test/gone".into(), status: 404 }];
+        let statuses = StatusIndex::from_hops(&pages, &hops);
+        let c = choose(&members, &pages, &statuses, |u| Some(if u.ends_with('A') { 5 } else { 1 }));
+        assert_eq!((c.keep.url.as_str(), c.keep.reason.as_str()), ("https://x.test/A", "most internal links (5)"));
+    }
+
+    #[test]
+    fn the_kept_member_becomes_the_representative() {
+        use webdup_core::DocKey;
+        let doc = |key: u64, shingles: Vec<u64>| {
+            Fingerprint::from_parts(format!("d{key}"), DocKey(key), 10, shingles, [key as u8; 16], Vec::new(), 0)
+        };
+        let docs = [doc(0, vec![1, 2, 3, 4]), doc(1, vec![1, 2, 3, 4, 5, 6, 7, 8])];
+        let mut members = vec![member(0, "https://x.test/a?p=1"), member(1, "https://x.test/a")];
+        represent(&mut members, &[0, 1], &docs, 1);
+        assert_eq!(members.iter().map(|m| m.representative).collect::<Vec<_>>(), [false, true]);
+        assert_eq!((members[0].similarity, members[0].containment, members[0].exact), (0.5, 1.0, false));
+        assert_eq!((members[1].similarity, members[1].containment, members[1].exact), (1.0, 1.0, true));
+    }
+}

@@ -417,7 +417,7 @@ impl Audit {
         let links_to_fix = graph.as_ref().map(|g| g.links_to_fix(&clusters)).unwrap_or_default();
         let folded = crawl.map(site::folded).unwrap_or_default();
         let orphan_pages = graph.as_ref().zip(crawl).and_then(|(g, c)| g.orphans(c));
-        let unlisted_pages = graph.as_ref().and_then(|g| g.unlisted(&pages));
+        let unlisted_pages = graph.as_ref().and_then(|g| g.unlisted(&pages, &clusters));
 
         let duplicate_titles = value_groups(&pages, |p| p.title.as_deref());
         let duplicate_descriptions = value_groups(&pages, |p| p.description.as_deref());

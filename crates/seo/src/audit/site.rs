@@ -191,12 +191,21 @@ impl LinkGraph {
     }
 
     /// Pages linked from the crawl, indexable and answering 200, that no
-    /// sitemap lists, sorted; `None` without a sitemap.
-    pub(super) fn unlisted(&self, pages: &[PageRow]) -> Option<Vec<String>> {
+    /// sitemap lists, sorted; `None` without a sitemap. Duplicates other
+    /// than their cluster's URL to keep belong in no sitemap: they are
+    /// reported as duplicates, not here.
+    pub(super) fn unlisted(&self, pages: &[PageRow], clusters: &[AuditCluster]) -> Option<Vec<String>> {
         self.listed.as_ref()?;
+        let duplicates: HashSet<usize> = clusters
+            .iter()
+            .flat_map(|c| {
+                let kept = url_key(&c.keep.url);
+                c.members.iter().filter(move |m| url_key(&m.url) != kept).map(|m| m.page)
+            })
+            .collect();
         let mut out: Vec<String> = pages
             .iter()
-            .filter(|p| p.indexability == "indexable" && p.status == Some(200))
+            .filter(|p| p.indexability == "indexable" && p.status == Some(200) && !duplicates.contains(&p.page))
             .filter(|p| p.inlinks.is_some_and(|n| n > 0) && self.in_sitemap(p) == Some(false))
             .map(|p| p.url.clone())
             .collect();
@@ -220,4 +229,101 @@ pub(super) fn folded(facts: &CrawlFacts) -> Vec<FoldedLink> {
     out.sort_by(|a, b| (&a.link, &a.folded_into).cmp(&(&b.link, &b.folded_into)));
     out.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::{AuditMember, KeptUrl, blank_row};
+
+    const A: &str = "https://x.test/a";
+    const A2: &str = "https://x.test/a?sort=1";
+    const B: &str = "https://x.test/b";
+    const HOME: &str = "https://x.test/";
+
+    fn cluster(kept: &str, pages: &[(usize, &str)]) -> AuditCluster {
+        let members = pages
+            .iter()
+            .map(|&(page, url)| AuditMember {
+                page,
+                url: url.into(),
+                representative: url == kept,
+                similarity: 1.0,
+                containment: 1.0,
+                exact: true,
+            })
+            .collect();
+        AuditCluster {
+            id: 1,
+            kind: "exact",
+            size: pages.len(),
+            severity: 1,
+            representative: 0,
+            status: "problem",
+            handled_by: None,
+            canonical_target: None,
+            min_similarity: 1.0,
+            keep: KeptUrl { url: kept.into(), reason: String::new() },
+            cause: String::new(),
+            causes: Vec::new(),
+            issues: Vec::new(),
+            members,
+        }
+    }
+
+    fn facts(links: &[(&str, &str)], listed: Option<&[&str]>) -> CrawlFacts {
+        CrawlFacts {
+            links: links.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            listed: listed.map(|l| l.iter().map(|u| u.to_string()).collect()),
+            ..CrawlFacts::default()
+        }
+    }
+
+    #[test]
+    fn links_count_once_per_page_and_those_to_duplicates_are_to_fix() {
+        let f = facts(&[(HOME, A), (HOME, A2), (HOME, "https://X.test/a#top"), (B, A2), (A, A), (B, HOME)], None);
+        let g = LinkGraph::of(&f);
+        assert_eq!((g.inlinks(A), g.inlinks(A2), g.inlinks(B)), (1, 2, 0), "repeats and self-links do not count");
+        let fixes = g.links_to_fix(&[cluster(A, &[(0, A), (1, A2)])]);
+        let rows: Vec<(&str, &str, &str)> =
+            fixes.iter().map(|l| (l.from.as_str(), l.link.as_str(), l.to.as_str())).collect();
+        assert_eq!(rows, [(HOME, A2, A), (B, A2, A)]);
+        assert_eq!((g.orphans(&f), g.in_sitemap(&blank_row(0, A.into(), None, Some(200)))), (None, None));
+    }
+
+    #[test]
+    fn orphans_are_listed_and_unlinked_and_unlisted_pages_linked_and_left_out() {
+        let orphan = "https://x.test/orphan";
+        let f = facts(&[(HOME, A), (HOME, A2), (HOME, B), (A, HOME)], Some(&[HOME, A, orphan]));
+        let g = LinkGraph::of(&f);
+        assert_eq!(g.orphans(&f), Some(vec![orphan.to_string()]));
+        let mut pages: Vec<PageRow> = [HOME, A, A2, B, orphan]
+            .iter()
+            .enumerate()
+            .map(|(i, u)| blank_row(i, u.to_string(), None, Some(200)))
+            .collect();
+        for p in &mut pages {
+            p.inlinks = Some(g.inlinks(&p.url));
+        }
+        pages[3].noindex = true;
+        pages[3].indexability = "noindex";
+        // A2 is a duplicate of A: reported as such, not as unlisted.
+        let clusters = [cluster(A, &[(1, A), (2, A2)])];
+        assert_eq!(g.unlisted(&pages, &clusters), Some(vec![]));
+        pages[3].indexability = "indexable";
+        assert_eq!(g.unlisted(&pages, &clusters), Some(vec![B.to_string()]));
+        assert_eq!(g.in_sitemap(&pages[1]), Some(true));
+        assert_eq!(g.in_sitemap(&pages[3]), Some(false));
+    }
+
+    #[test]
+    fn folded_links_say_what_was_dropped() {
+        let f = CrawlFacts {
+            folded: vec![("https://x.test/a?utm_source=mail".into(), A.into()); 2],
+            ..CrawlFacts::default()
+        };
+        let rows = folded(&f);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].cause, "parameter `utm_source` (tracking)");
+    }
 }

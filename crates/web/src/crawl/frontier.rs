@@ -62,6 +62,10 @@ pub struct Trap {
     pub skipped: u64,
 }
 
+/// Folded links a [`CrawlSummary`] lists at most (the first by URL); the
+/// rest are counted in [`CrawlSummary::folded_beyond`].
+pub const MAX_FOLDED: usize = 10_000;
+
 /// Bytes of one block of [`Urls`]' text: a URL never spans two, so the
 /// text never moves or doubles as it grows.
 const BLOCK: usize = 1 << 20;
@@ -144,7 +148,8 @@ impl Urls {
 pub struct Frontier {
     scope: Scope,
     limits: Limits,
-    /// Every URL discovered (normalized): start pages, links followed, final URLs.
+    /// Every URL discovered (normalized): start pages, links followed, final
+    /// URLs; and the linked URLs normalization changed, as linked.
     urls: Urls,
     /// URLs found by the level being fetched, for the next one.
     found: Vec<u32>,
@@ -160,6 +165,8 @@ pub struct Frontier {
     not_followed: NotFollowed,
     /// Internal links: (from page, to URL), in-scope targets only.
     edges: Vec<(DocKey, u32)>,
+    /// In-scope linked URLs the normalization changed, once each.
+    folded: Vec<u32>,
 }
 
 impl Frontier {
@@ -176,6 +183,7 @@ impl Frontier {
             fetched: 0,
             not_followed: NotFollowed::default(),
             edges: Vec::new(),
+            folded: Vec::new(),
         }
     }
 
@@ -247,6 +255,7 @@ impl Frontier {
                 self.not_followed.out_of_scope += 1;
                 continue;
             }
+            self.note_folded(&link.url, &url);
             let text = url.as_str();
             if (page_nofollow || link.nofollow) && !self.limits.follow_nofollow {
                 self.not_followed.nofollow += 1;
@@ -280,6 +289,21 @@ impl Frontier {
         targets.sort_unstable();
         targets.dedup();
         self.edges.extend(targets.into_iter().map(|t| (key, t)));
+    }
+
+    /// Records a link the normalization made another URL (a tracking
+    /// parameter dropped): only the path or query count, as a user would
+    /// call the URLs different. A linked URL that normalization changes is
+    /// never one the crawl follows, so it is new to [`Urls`] exactly once,
+    /// whoever links it; what it folds into is worked out again at the end
+    /// (interning it here would hide it from the queue).
+    fn note_folded(&mut self, linked: &Url, into: &Url) {
+        if linked.path() == into.path() && linked.query() == into.query() {
+            return;
+        }
+        if let Some((id, true)) = self.urls.intern(linked.as_str()) {
+            self.folded.push(id);
+        }
     }
 
     /// Ends the current level and gives the ids of the URLs of the next
@@ -386,6 +410,17 @@ impl Frontier {
         let mut edges: Vec<(DocKey, Box<str>)> =
             self.edges.iter().map(|&(from, to)| (from, self.urls.get(to).into())).collect();
         edges.sort_unstable();
+        let urls = &self.urls;
+        self.folded.sort_unstable_by(|&a, &b| urls.get(a).cmp(urls.get(b)));
+        let folded_beyond = self.folded.len().saturating_sub(MAX_FOLDED) as u64;
+        let folded = self.folded[..self.folded.len().min(MAX_FOLDED)]
+            .iter()
+            .filter_map(|&id| {
+                let linked = urls.get(id);
+                let into = self.normalized(&Url::parse(linked).ok()?)?;
+                Some((linked.into(), into.as_str().into()))
+            })
+            .collect();
         CrawlSummary {
             pages: self.fetched - self.not_followed.robots,
             depth: self.depth,
@@ -394,7 +429,8 @@ impl Frontier {
             edges,
             inlinks,
             moved_starts: Vec::new(),
-            folded: Vec::new(),
+            folded,
+            folded_beyond,
             listed: None,
         }
     }
@@ -419,11 +455,28 @@ pub struct CrawlSummary {
     pub moved_starts: Vec<(String, String)>,
     /// Links the crawl's URL normalization folded into another URL
     /// (tracking parameters dropped, ...): (linked URL, folded into),
-    /// sorted, without repeats.
+    /// sorted, without repeats; the first [`MAX_FOLDED`].
     pub folded: Vec<(Box<str>, Box<str>)>,
+    /// Folded links past the first [`MAX_FOLDED`], not listed.
+    pub folded_beyond: u64,
     /// The URLs the sitemaps given as inputs listed (normalized, sorted),
     /// when any was given: orphan and unlisted pages are judged by them.
     pub listed: Option<Vec<Box<str>>>,
+}
+
+/// A sitemap's URLs as [`CrawlSummary::listed`] holds them: normalized as
+/// the crawl normalizes the URLs it follows (so they compare with
+/// [`CrawlSummary::edges`] and [`CrawlSummary::inlinks`]), sorted, once
+/// each; what is no http(s) URL is left out.
+pub fn listed<'a>(urls: impl IntoIterator<Item = &'a str>, keep_query: bool) -> Vec<Box<str>> {
+    let mut listed: Vec<Box<str>> = urls
+        .into_iter()
+        .filter_map(|u| crate::fetch::url::normalize(u, keep_query).ok())
+        .map(|u| u.as_str().into())
+        .collect();
+    listed.sort_unstable();
+    listed.dedup();
+    listed
 }
 
 fn hash(pattern: &str) -> u64 {
@@ -432,7 +485,106 @@ fn hash(pattern: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::links::Link;
+    use super::super::scope::ScopeKind;
     use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    /// A frontier whose start page https://example.com/ was handed out.
+    fn frontier(limits: Limits) -> Frontier {
+        let mut f = Frontier::new(Scope::new(ScopeKind::Host), limits);
+        f.add_start(&u("https://example.com/"));
+        f.started(1);
+        f
+    }
+
+    fn links(links: &[(&str, LinkKind, bool)]) -> PageLinks {
+        let links = links.iter().map(|&(l, kind, nofollow)| Link { url: u(l), kind, nofollow }).collect();
+        PageLinks { links, ..PageLinks::default() }
+    }
+
+    /// Page `key` served from `url` itself, linking `to` (followable anchors).
+    fn visit(f: &mut Frontier, key: u64, url: &str, to: &[&str]) {
+        let to: Vec<(&str, LinkKind, bool)> = to.iter().map(|&t| (t, LinkKind::Anchor, false)).collect();
+        f.observe(DocKey(key), &u(url), Some(&u(url)), Some(&links(&to)), None, None);
+    }
+
+    fn level(f: &mut Frontier) -> Vec<String> {
+        f.next_level().into_iter().map(|id| f.url(id).to_string()).collect()
+    }
+
+    #[test]
+    fn links_the_normalization_changes_are_kept_with_what_they_fold_into() {
+        let mut f = frontier(Limits::default());
+        let page = links(&[
+            ("https://example.com/a?utm_source=x", LinkKind::Anchor, false),
+            ("https://example.com/a?utm_source=y", LinkKind::Anchor, false),
+            ("https://example.com/c?utm_medium=m&id=2", LinkKind::Anchor, false),
+            // Only the host's case, the default port and a fragment: no other URL.
+            ("https://EXAMPLE.com:443/b#part", LinkKind::Anchor, false),
+            // Not followed, still linked: kept.
+            ("https://example.com/n?gclid=1", LinkKind::Anchor, true),
+            // Out of scope: not the site's link.
+            ("https://other.org/?utm_source=z", LinkKind::Anchor, false),
+        ]);
+        let start = u("https://example.com/");
+        f.observe(DocKey(0), &start, Some(&start), Some(&page), None, None);
+        assert_eq!(level(&mut f), ["https://example.com/a", "https://example.com/b", "https://example.com/c?id=2"]);
+        // Linked again from another page: listed once.
+        visit(&mut f, 1, "https://example.com/a", &["https://example.com/a?utm_source=x", "https://example.com/"]);
+        visit(&mut f, 2, "https://example.com/b", &[]);
+        visit(&mut f, 3, "https://example.com/c?id=2", &[]);
+        assert!(level(&mut f).is_empty());
+        let s = f.finish();
+        let folded: Vec<(&str, &str)> = s.folded.iter().map(|(a, b)| (&**a, &**b)).collect();
+        assert_eq!(
+            folded,
+            [
+                ("https://example.com/a?utm_source=x", "https://example.com/a"),
+                ("https://example.com/a?utm_source=y", "https://example.com/a"),
+                ("https://example.com/c?utm_medium=m&id=2", "https://example.com/c?id=2"),
+                ("https://example.com/n?gclid=1", "https://example.com/n"),
+            ]
+        );
+        assert_eq!(s.folded_beyond, 0);
+        // The folded URLs are no pages, and link no inlink of their own.
+        assert_eq!(s.pages, 4);
+        assert!(s.inlinks.keys().all(|k| !k.contains("utm_")), "{:?}", s.inlinks);
+    }
+
+    #[test]
+    fn folded_links_are_listed_up_to_a_bound_and_the_rest_counted() {
+        let many = |from: usize| -> Vec<String> {
+            (from..from + MAX_FOLDED / 2 + 3).map(|i| format!("https://example.com/p{i:06}?utm_source=x")).collect()
+        };
+        let (one, two) = (many(0), many(MAX_FOLDED / 2 + 3));
+        fn refs(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        // Two pages of a level observed in either order: the same list.
+        let crawl = |first: bool| {
+            let mut f = frontier(Limits { max_depth: Some(0), ..Limits::default() });
+            let mut pages = [(0, "https://example.com/", refs(&one)), (1, "https://example.com/x", refs(&two))];
+            if !first {
+                pages.reverse();
+            }
+            for (key, url, to) in &pages {
+                visit(&mut f, *key, url, to);
+            }
+            assert!(level(&mut f).is_empty());
+            f.finish()
+        };
+        let s = crawl(true);
+        assert_eq!(s.folded.len(), MAX_FOLDED);
+        assert_eq!(s.folded_beyond, 6);
+        assert_eq!(&*s.folded[0].0, "https://example.com/p000000?utm_source=x");
+        assert_eq!(&*s.folded[0].1, "https://example.com/p000000");
+        assert_eq!(&*s.folded[MAX_FOLDED - 1].1, format!("https://example.com/p{:06}", MAX_FOLDED - 1));
+        assert_eq!(crawl(false).folded, s.folded);
+    }
 
     #[test]
     fn urls_are_kept_once_across_blocks() {

@@ -167,6 +167,35 @@ pub struct Frontier {
     edges: Vec<(DocKey, u32)>,
     /// In-scope linked URLs the normalization changed, once each.
     folded: Vec<u32>,
+    /// URLs handed out to be fetched (start pages included).
+    handed: Bits,
+    /// URLs left out by `--max-depth` or `--max-pages`.
+    cut: Bits,
+    /// The canonical target of each page of the level being fetched that
+    /// names one the crawl may follow (the first it names).
+    canonicals: Vec<u32>,
+    /// Canonical targets fetched beyond the limits: their links are not read.
+    beyond: HashSet<u32>,
+    /// The deepest level of pages the limits let in.
+    reached: u32,
+}
+
+/// One bit per id of [`Urls`].
+#[derive(Debug, Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn set(&mut self, id: u32) {
+        let (word, bit) = (id as usize / 64, id % 64);
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << bit;
+    }
+
+    fn has(&self, id: u32) -> bool {
+        self.0.get(id as usize / 64).is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
 }
 
 impl Frontier {
@@ -184,6 +213,11 @@ impl Frontier {
             not_followed: NotFollowed::default(),
             edges: Vec::new(),
             folded: Vec::new(),
+            handed: Bits::default(),
+            cut: Bits::default(),
+            canonicals: Vec::new(),
+            beyond: HashSet::new(),
+            reached: 0,
         }
     }
 
@@ -195,7 +229,9 @@ impl Frontier {
     /// A start page: in scope, depth 0, never fetched twice.
     pub fn add_start(&mut self, url: &Url) {
         self.scope.add(url);
-        let _ = self.urls.intern(url.as_str());
+        if let Some((id, _)) = self.urls.intern(url.as_str()) {
+            self.handed.set(id);
+        }
     }
 
     /// The depth of the level being fetched.
@@ -220,7 +256,8 @@ impl Frontier {
     /// One page of the current level was fetched: `requested` is its URL,
     /// `final_url` where it was served from, `links` what it links to (none
     /// for a failure or a page that is not HTML) and `x_robots_tag` its
-    /// header. Pages may come in any order.
+    /// header. Pages may come in any order. A canonical target fetched
+    /// beyond the limits is only a verdict: its links are not read.
     pub fn observe(
         &mut self,
         key: DocKey,
@@ -239,6 +276,9 @@ impl Frontier {
             }
             None => self.urls.id(requested.as_str()),
         };
+        if self.urls.id(requested.as_str()).is_some_and(|id| self.beyond.contains(&id)) {
+            return;
+        }
         self.level.push((key, trap::pattern(requested).map(|p| hash(&p)), sketch));
         let Some(links) = links else {
             return;
@@ -246,6 +286,7 @@ impl Frontier {
         self.not_followed.unusable += links.dropped as u64;
         let page_nofollow = links.nofollow || x_robots_tag.is_some_and(forbids_following);
         let mut targets: Vec<u32> = Vec::new();
+        let mut canonical = None;
         for link in &links.links {
             let Some(url) = self.normalized(&link.url) else {
                 self.not_followed.unusable += 1;
@@ -282,10 +323,13 @@ impl Frontier {
             if new {
                 self.found.push(id);
             }
-            if link.kind != LinkKind::Canonical && Some(id) != own {
+            if link.kind == LinkKind::Canonical {
+                canonical = canonical.or((Some(id) != own).then_some(id));
+            } else if Some(id) != own {
                 targets.push(id);
             }
         }
+        self.canonicals.extend(canonical);
         targets.sort_unstable();
         targets.dedup();
         self.edges.extend(targets.into_iter().map(|t| (key, t)));
@@ -321,11 +365,35 @@ impl Frontier {
         let urls = &self.urls;
         candidates.sort_unstable_by(|&a, &b| urls.get(a).cmp(urls.get(b)));
         let next_depth = self.depth + 1;
+        let mut next = Vec::with_capacity(candidates.len());
         if self.limits.max_depth.is_some_and(|d| next_depth > d) {
             self.not_followed.beyond_depth += candidates.len() as u64;
-            return Vec::new();
+            candidates.iter().for_each(|&id| self.cut.set(id));
+        } else {
+            self.admit(candidates, &mut next);
+            if let Some(max) = self.limits.max_pages {
+                let room = max.saturating_sub(self.fetched) as usize;
+                if next.len() > room {
+                    self.not_followed.beyond_max_pages += (next.len() - room) as u64;
+                    next[room..].iter().for_each(|&id| self.cut.set(id));
+                    next.truncate(room);
+                }
+            }
         }
-        let mut next = Vec::with_capacity(candidates.len());
+        next.iter().for_each(|&id| self.handed.set(id));
+        if !next.is_empty() {
+            self.reached = next_depth;
+        }
+        next.extend(self.canonicals_beyond());
+        if !next.is_empty() {
+            self.depth = next_depth;
+        }
+        self.fetched += next.len() as u64;
+        next
+    }
+
+    /// Moves the candidates (sorted) that no trap holds back to `next`.
+    fn admit(&mut self, candidates: Vec<u32>, next: &mut Vec<u32>) {
         for id in candidates {
             let pattern = Url::parse(self.urls.get(id)).ok().and_then(|u| trap::pattern(&u));
             let Some(pattern) = pattern else {
@@ -344,18 +412,23 @@ impl Frontier {
                 }
             }
         }
-        if let Some(max) = self.limits.max_pages {
-            let room = max.saturating_sub(self.fetched) as usize;
-            if next.len() > room {
-                self.not_followed.beyond_max_pages += (next.len() - room) as u64;
-                next.truncate(room);
-            }
+    }
+
+    /// The canonical targets of the level just fetched that the limits left
+    /// out, sorted by URL: fetched anyway, once each, so the audit knows
+    /// what they answer (live, gone, moved, noindex) rather than guess. At
+    /// most one a page, and their own canonicals are not followed.
+    fn canonicals_beyond(&mut self) -> Vec<u32> {
+        let mut targets = std::mem::take(&mut self.canonicals);
+        targets.retain(|&id| self.cut.has(id) && !self.handed.has(id) && !self.finals.contains(&id));
+        let urls = &self.urls;
+        targets.sort_unstable_by(|&a, &b| urls.get(a).cmp(urls.get(b)));
+        targets.dedup();
+        for &id in &targets {
+            self.handed.set(id);
+            self.beyond.insert(id);
         }
-        if !next.is_empty() {
-            self.depth = next_depth;
-        }
-        self.fetched += next.len() as u64;
-        next
+        targets
     }
 
     /// The URL of an id [`Frontier::next_level`] gave.
@@ -423,7 +496,8 @@ impl Frontier {
             .collect();
         CrawlSummary {
             pages: self.fetched - self.not_followed.robots,
-            depth: self.depth,
+            depth: self.reached,
+            canonicals_beyond: self.beyond.len() as u64,
             not_followed: self.not_followed,
             traps,
             edges,
@@ -441,8 +515,12 @@ impl Frontier {
 pub struct CrawlSummary {
     /// Pages fetched (start pages included; none robots.txt disallows).
     pub pages: u64,
-    /// The deepest level fetched.
+    /// The deepest level fetched (canonical targets beyond the limits aside).
     pub depth: u32,
+    /// Canonical targets beyond `--max-depth` or `--max-pages` fetched
+    /// anyway (at most one a page), so their verdict is known; in `pages`,
+    /// and still counted as links not followed.
+    pub canonicals_beyond: u64,
     pub not_followed: NotFollowed,
     /// URL patterns judged traps, by pattern.
     pub traps: Vec<Trap>,
@@ -584,6 +662,77 @@ mod tests {
         assert_eq!(&*s.folded[0].1, "https://example.com/p000000");
         assert_eq!(&*s.folded[MAX_FOLDED - 1].1, format!("https://example.com/p{:06}", MAX_FOLDED - 1));
         assert_eq!(crawl(false).folded, s.folded);
+    }
+
+    /// Page `key` served from `url`, naming `canonical` and linking `to`.
+    fn visit_canonical(f: &mut Frontier, key: u64, url: &str, canonical: &str, to: &[&str]) {
+        let mut named = vec![(canonical, LinkKind::Canonical, false)];
+        named.extend(to.iter().map(|&t| (t, LinkKind::Anchor, false)));
+        f.observe(DocKey(key), &u(url), Some(&u(url)), Some(&links(&named)), None, None);
+    }
+
+    #[test]
+    fn a_canonical_target_beyond_the_depth_is_fetched_once_and_read_no_further() {
+        let exclude = vec![Regex::new("/excluded").unwrap()];
+        let mut f = frontier(Limits { max_depth: Some(1), exclude, ..Limits::default() });
+        visit(
+            &mut f,
+            0,
+            "https://example.com/",
+            &["https://example.com/a", "https://example.com/b", "https://example.com/c"],
+        );
+        assert_eq!(level(&mut f), ["https://example.com/a", "https://example.com/b", "https://example.com/c"]);
+        visit_canonical(
+            &mut f,
+            1,
+            "https://example.com/a",
+            "https://example.com/target",
+            &["https://example.com/deep"],
+        );
+        // Named twice: fetched once. Its own URL, or one excluded: nothing.
+        visit_canonical(&mut f, 2, "https://example.com/b", "https://example.com/target", &[]);
+        visit_canonical(&mut f, 3, "https://example.com/c", "https://example.com/c", &["https://example.com/excluded"]);
+        assert_eq!(level(&mut f), ["https://example.com/target"]);
+        assert_eq!(f.depth(), 2, "a level of its own, for the walk");
+        // Its links and canonical are not followed.
+        visit_canonical(&mut f, 4, "https://example.com/target", "https://example.com/t2", &["https://example.com/t3"]);
+        assert!(level(&mut f).is_empty());
+        let s = f.finish();
+        assert_eq!((s.pages, s.depth, s.canonicals_beyond), (5, 1, 1));
+        assert_eq!(s.not_followed.beyond_depth, 2);
+        assert!(!s.inlinks.contains_key("https://example.com/t3"));
+
+        let nofollow = {
+            let mut f = frontier(Limits { max_depth: Some(0), ..Limits::default() });
+            let page = links(&[("https://example.com/target", LinkKind::Canonical, true)]);
+            let start = u("https://example.com/");
+            f.observe(DocKey(0), &start, Some(&start), Some(&page), None, None);
+            level(&mut f)
+        };
+        assert!(nofollow.is_empty(), "a nofollow canonical is not fetched: {nofollow:?}");
+    }
+
+    #[test]
+    fn canonical_targets_beyond_max_pages_are_fetched_one_a_page_at_most() {
+        let mut f = frontier(Limits { max_pages: Some(3), ..Limits::default() });
+        visit(
+            &mut f,
+            0,
+            "https://example.com/",
+            &["https://example.com/a", "https://example.com/b", "https://example.com/c"],
+        );
+        assert_eq!(level(&mut f), ["https://example.com/a", "https://example.com/b"]);
+        // /c was cut by --max-pages at this level, /d at the next: both
+        // canonical targets, both fetched; /e only linked, not.
+        visit_canonical(&mut f, 1, "https://example.com/a", "https://example.com/c", &["https://example.com/e"]);
+        visit_canonical(&mut f, 2, "https://example.com/b", "https://example.com/d", &[]);
+        assert_eq!(level(&mut f), ["https://example.com/c", "https://example.com/d"]);
+        visit(&mut f, 3, "https://example.com/c", &["https://example.com/f"]);
+        visit(&mut f, 4, "https://example.com/d", &[]);
+        assert!(level(&mut f).is_empty());
+        let s = f.finish();
+        assert_eq!((s.pages, s.depth, s.canonicals_beyond), (5, 1, 2));
+        assert_eq!(s.not_followed.beyond_max_pages, 3);
     }
 
     #[test]

@@ -97,6 +97,12 @@ pub fn report_crawl(crawl: Option<&webdup::crawl::CrawlSummary>, quiet: bool) {
         n.beyond_max_pages,
         n.unusable
     );
+    if c.canonicals_beyond > 0 {
+        eprintln!(
+            "webdup: crawl: {} canonical targets beyond the limits fetched for their verdict (not followed further)",
+            c.canonicals_beyond
+        );
+    }
     for t in &c.traps {
         eprintln!(
             "webdup: crawl: trap {}: its pages repeat each other; {} fetched, {} more URLs skipped",

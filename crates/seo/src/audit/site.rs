@@ -30,6 +30,10 @@ pub struct CrawlFacts {
     /// Links the crawl's URL normalization folded: (linked URL, the URL it
     /// was folded into).
     pub folded: Vec<(String, String)>,
+    /// Folded links the crawl counted but did not list.
+    pub folded_beyond: u64,
+    /// Canonical targets beyond the depth or page limit fetched anyway.
+    pub canonicals_beyond: u64,
     /// URL patterns judged crawl traps.
     pub traps: Vec<TrapRow>,
     pub not_followed: NotFollowed,
@@ -75,6 +79,11 @@ pub struct MovedStart {
 pub struct CrawlSection {
     pub pages: u64,
     pub depth: u32,
+    /// Canonical targets beyond the depth or page limit fetched anyway (in
+    /// `pages`), so their verdict is known.
+    pub canonicals_beyond: u64,
+    /// Folded links past those listed in `folded`.
+    pub folded_beyond: u64,
     pub not_followed: NotFollowed,
     pub traps: Vec<TrapRow>,
     pub moved_starts: Vec<MovedStart>,
@@ -85,6 +94,8 @@ impl CrawlSection {
         CrawlSection {
             pages: facts.pages,
             depth: facts.depth,
+            canonicals_beyond: facts.canonicals_beyond,
+            folded_beyond: facts.folded_beyond,
             not_followed: facts.not_followed.clone(),
             traps: facts.traps.clone(),
             moved_starts: facts.moved_starts.clone(),

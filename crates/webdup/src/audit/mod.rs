@@ -120,6 +120,8 @@ pub fn crawl_facts(crawl: &crate::crawl::CrawlSummary, pages: &[crate::run::RunP
             .collect(),
         listed: crawl.listed.as_ref().map(|l| l.iter().map(|u| u.to_string()).collect()),
         folded: crawl.folded.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+        folded_beyond: crawl.folded_beyond,
+        canonicals_beyond: crawl.canonicals_beyond,
         traps: crawl
             .traps
             .iter()

@@ -205,8 +205,10 @@ fn with_links(first: &str, n: Option<u32>) -> String {
 
 /// Picks the URL to keep: the declared canonical target when every member
 /// that declares one names the same; else, among indexable members (all if
-/// none is), the one with the most internal links, then the fewest query
-/// parameters, then the shortest URL, then the first by URL.
+/// none is), the one with the most internal links, then one that declares
+/// itself canonical (a claim to be the original, which a `/print` copy
+/// without a canonical does not make), then the fewest query parameters,
+/// then the shortest URL, then the first by URL.
 pub fn url_to_keep(members: &[Member]) -> Keep {
     let declared: BTreeSet<&str> = members.iter().filter_map(|m| m.canonical).collect();
     if let [target] = declared.iter().copied().collect::<Vec<_>>()[..] {
@@ -219,26 +221,36 @@ pub fn url_to_keep(members: &[Member]) -> Keep {
         return Keep { url: target.to_string(), member, reason };
     }
     let params = |m: &Member| Url::parse(m.url).map_or(0, |u| u.query_pairs().count());
+    let own = |m: &Member| m.canonical == Some(m.url);
     let any_indexable = members.iter().any(|m| m.indexable);
     let mut order: Vec<usize> = (0..members.len()).filter(|&i| members[i].indexable || !any_indexable).collect();
     let rank = |i: &usize| {
         let m = &members[*i];
-        (std::cmp::Reverse(m.inlinks), params(m), m.url.len(), m.url)
+        (std::cmp::Reverse(m.inlinks), !own(m), params(m), m.url.len(), m.url)
     };
     order.sort_by_key(rank);
     let Some(&best) = order.first() else {
         return Keep { url: String::new(), member: None, reason: "no member".into() };
     };
     let m = &members[best];
-    let reason = match order.get(1).map(|&i| &members[i]) {
-        None => links(m.inlinks).unwrap_or_else(|| "the only candidate".into()),
+    let passed_over = any_indexable && members.iter().any(|m| !m.indexable);
+    let mut reason = match order.get(1).map(|&i| &members[i]) {
+        None if passed_over => with_links("the only indexable member", m.inlinks),
+        None => with_links("the only member", m.inlinks),
         Some(next) if next.inlinks < m.inlinks => format!("most internal links ({})", m.inlinks.unwrap_or(0)),
+        Some(next) if own(m) && !own(next) => with_links("declares itself canonical", m.inlinks),
         Some(next) if params(next) > params(m) => with_links("fewest parameters", m.inlinks),
         Some(next) if next.url.len() > m.url.len() => with_links("shortest URL", m.inlinks),
         Some(_) => with_links("first by URL", m.inlinks),
     };
-    let reason =
-        if any_indexable && members.iter().any(|m| !m.indexable) { format!("{reason}; indexable") } else { reason };
+    // Rules that passed others over before the one that decided.
+    let tied_on_links = order.iter().all(|&i| members[i].inlinks == m.inlinks);
+    if own(m) && tied_on_links && order.iter().any(|&i| !own(&members[i])) && !reason.starts_with("declares") {
+        reason = format!("declares itself canonical; {reason}");
+    }
+    if passed_over && order.len() > 1 {
+        reason.push_str("; indexable");
+    }
     Keep { url: m.url.to_string(), member: Some(best), reason }
 }
 
@@ -388,7 +400,21 @@ mod tests {
         let mut m = member("https://example.com/a", None, 50);
         m.indexable = false;
         let k = url_to_keep(&[m, member("https://example.com/b", None, 0)]);
-        assert_eq!((k.url.as_str(), k.reason.as_str()), ("https://example.com/b", "0 internal links; indexable"));
+        assert_eq!(
+            (k.url.as_str(), k.reason.as_str()),
+            ("https://example.com/b", "the only indexable member; 0 internal links")
+        );
+        // A member that declares itself canonical beats a shorter copy without one.
+        let (w, c) = ("https://example.com/widgets/w", "https://example.com/widgets/w-copy");
+        let k = url_to_keep(&[
+            member("https://example.com/print/w", None, 0),
+            member(c, Some(c), 0),
+            member(w, Some(w), 0),
+        ]);
+        assert_eq!(
+            (k.url.as_str(), k.reason.as_str()),
+            (w, "declares itself canonical; shortest URL; 0 internal links")
+        );
         // Without a crawl the reason says nothing of links.
         let unknown = |url| Member { url, canonical: None, inlinks: None, indexable: true };
         let k = url_to_keep(&[unknown("https://example.com/a?sort=x"), unknown("https://example.com/a")]);

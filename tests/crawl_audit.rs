@@ -344,3 +344,37 @@ fn thread_counts_out_of_range_are_refused() {
         assert!(err.contains("--threads") && err.contains("1..=256"), "{err}");
     }
 }
+
+/// A parameter name is page data: decoded from a link, it reaches the
+/// causes, the parameters table and the HTML, where it must stay text.
+#[test]
+fn a_hostile_parameter_name_is_text_in_every_report() {
+    const NAME: &str = "=<img src=x onerror=alert(1)>";
+    let site = Site::start(|path| match path {
+        "/" => html(
+            "Harbour news",
+            "",
+            "<p>Welcome to the harbour news, with the ferry timetable and the lighthouse.</p><a href=\"/a\">ferry</a> <a href=\"/a?%3D%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E=1\">x</a>",
+        ),
+        "/b" => html("Lighthouse", "", &format!("<h1>Lighthouse</h1><p>{OTHER}</p>")),
+        p if p == "/a" || p.starts_with("/a?") => {
+            html("Ferry timetable", "", &format!("<h1>Ferry timetable</h1><p>{ARTICLE}</p>"))
+        }
+        _ => Reply::not_found(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+        .args(["audit", "--follow", &site.url("/"), "--own-site", "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert!(o.status.success(), "{}", json["errors"]);
+    assert_eq!(json["parameters"][0]["name"], NAME, "{:#}", json["parameters"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!html.contains("<img"), "markup from a URL reached the HTML");
+    assert!(html.contains("\\u003cimg src=x onerror=alert(1)>"), "the name is in the report's data, escaped");
+    let csv = std::fs::read_to_string(out.join("parameters.csv")).unwrap();
+    assert!(csv.lines().nth(1).unwrap().starts_with("'=<img"), "{csv}");
+}

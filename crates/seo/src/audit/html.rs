@@ -263,6 +263,12 @@ fn cause_sections(audit: &Audit) -> String {
         n.beyond_max_pages,
         n.unusable
     ));
+    if crawl.canonicals_beyond > 0 || crawl.folded_beyond > 0 {
+        h.push_str(&format!(
+            r#"<p class="intro">{} canonical targets beyond the limits fetched anyway, to know their answer; {} folded links beyond those listed.</p>"#,
+            crawl.canonicals_beyond, crawl.folded_beyond
+        ));
+    }
     for m in &crawl.moved_starts {
         h.push_str(&format!(
             r#"<p class="intro">Start page {} redirected to {}: its host was crawled too.</p>"#,

@@ -32,7 +32,7 @@ use crate::crawl::{CrawlConfig, CrawlSummary, KeyPlan};
 use webdup_core::page::{Exchange, PageRecord};
 
 use crate::audit::Content;
-use crate::engine::{Config, Corpus, Progress, Quiet};
+use crate::engine::{Config, Corpus, CrawlCounts, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
 use crate::fetch::{FetchConfig, FetchOutcome, FetchRecord, Fetcher, sitemap};
@@ -451,18 +451,24 @@ impl Progress for Renamed<'_> {
     fn grow(&self, total: u64) {
         self.inner.grow(total);
     }
+    fn crawled(&self, counts: CrawlCounts) {
+        self.inner.crawled(counts);
+    }
     fn finish(&self) {
         self.inner.finish();
     }
 }
 
-/// A crawl's growing total, reported to the stage that counts its pages as
-/// they are fingerprinted.
+/// A crawl's growing total and its counts, reported to the stage that
+/// counts its pages as they are fingerprinted.
 struct Growth<'a>(&'a dyn Progress);
 
 impl Progress for Growth<'_> {
     fn grow(&self, total: u64) {
         self.0.grow(total);
+    }
+    fn crawled(&self, counts: CrawlCounts) {
+        self.0.crawled(counts);
     }
 }
 

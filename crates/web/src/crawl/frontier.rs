@@ -244,6 +244,12 @@ impl Frontier {
         self.fetched
     }
 
+    /// URLs discovered (start pages included; links as linked, before
+    /// normalization, aside).
+    pub fn discovered(&self) -> usize {
+        self.urls.len() - self.folded.len()
+    }
+
     /// URLs discovered and not fetched yet.
     pub fn queued(&self) -> usize {
         self.found.len() + self.patterns.values().map(|(_, p)| p.waiting.len()).sum::<usize>()

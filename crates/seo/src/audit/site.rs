@@ -128,8 +128,9 @@ pub struct FoldedLink {
 pub(super) struct LinkGraph {
     /// Distinct linking pages per linked URL.
     inlinks: HashMap<String, u32>,
-    /// Each distinct (from, to) link, as written, sorted.
-    links: Vec<(String, String)>,
+    /// Each distinct link as written, sorted: (from, to, to's comparable
+    /// form).
+    links: Vec<(String, String, String)>,
     /// The sitemaps' URLs, when a sitemap was given.
     listed: Option<HashSet<String>>,
 }
@@ -137,15 +138,15 @@ pub(super) struct LinkGraph {
 impl LinkGraph {
     pub(super) fn of(facts: &CrawlFacts) -> LinkGraph {
         let mut seen: HashSet<(String, String)> = HashSet::new();
-        let mut links: Vec<(String, String)> = Vec::new();
+        let mut links: Vec<(String, String, String)> = Vec::new();
         let mut inlinks: HashMap<String, u32> = HashMap::new();
         for (from, to) in &facts.links {
             let key = (url_key(from), url_key(to));
             if key.0 == key.1 || !seen.insert(key.clone()) {
                 continue;
             }
-            *inlinks.entry(key.1).or_default() += 1;
-            links.push((from.clone(), to.clone()));
+            *inlinks.entry(key.1.clone()).or_default() += 1;
+            links.push((from.clone(), to.clone(), key.1));
         }
         links.sort();
         let listed = facts.listed.as_ref().map(|l| l.iter().map(|u| url_key(u)).collect());
@@ -180,8 +181,8 @@ impl LinkGraph {
         let mut out: Vec<LinkToFix> = self
             .links
             .iter()
-            .filter_map(|(from, link)| {
-                let to = fix.get(&url_key(link))?;
+            .filter_map(|(from, link, key)| {
+                let to = fix.get(key)?;
                 Some(LinkToFix { from: from.clone(), link: link.clone(), to: to.to_string() })
             })
             .collect();

@@ -189,9 +189,10 @@ fn per_second(per_sec: f64) -> String {
     if per_sec >= 100.0 { format!("{per_sec:.0}") } else { format!("{per_sec:.1}") }
 }
 
-/// `1,234 fetched  5,678 queued  9,012 found  3 errors  45.2 pages/s`.
+/// `1,234 fetched  5,678 queued  9,012 found  3 errors  45.2 pages/s`
+/// (a rate over one second at least: no wild figure from the first pages).
 fn crawl_line(c: CrawlCounts, elapsed: Duration) -> String {
-    let per_sec = c.fetched as f64 / elapsed.as_secs_f64().max(1e-3);
+    let per_sec = c.fetched as f64 / elapsed.as_secs_f64().max(1.0);
     format!(
         "{} fetched  {} queued  {} found  {} errors  {} pages/s",
         HumanCount(c.fetched),
@@ -245,14 +246,14 @@ impl Progress for Bar {
     fn crawled(&self, counts: CrawlCounts) {
         if let Some(b) = &self.bar {
             let mut since = self.crawl_since.lock().unwrap_or_else(|e| e.into_inner());
-            let since = *since.get_or_insert_with(|| {
+            let first = since.is_none();
+            b.set_message(crawl_line(counts, since.get_or_insert_with(Instant::now).elapsed()));
+            if first {
                 b.set_style(
                     ProgressStyle::with_template("{prefix:>12} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
                 b.set_prefix("crawl");
-                Instant::now()
-            });
-            b.set_message(crawl_line(counts, since.elapsed()));
+            }
         }
     }
 
@@ -280,6 +281,11 @@ mod tests {
         assert_eq!(
             crawl_line(counts, Duration::from_secs(10)),
             "1,234 fetched  5,678 queued  9,012 found  3 errors  123 pages/s"
+        ); // The first pages in less than a second: a rate over one second.
+        let first = CrawlCounts { found: 40, fetched: 3, queued: 37, errors: 0 };
+        assert_eq!(
+            crawl_line(first, Duration::from_millis(20)),
+            "3 fetched  37 queued  40 found  0 errors  3.0 pages/s"
         );
     }
 }

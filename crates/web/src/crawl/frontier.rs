@@ -519,7 +519,8 @@ impl Frontier {
 /// What a crawl did, besides the pages it fetched.
 #[derive(Debug, Clone, Default)]
 pub struct CrawlSummary {
-    /// Pages fetched (start pages included; none robots.txt disallows).
+    /// Pages fetched (start pages and canonical targets beyond the limits
+    /// included; none robots.txt disallows).
     pub pages: u64,
     /// The deepest level fetched (canonical targets beyond the limits aside).
     pub depth: u32,

@@ -73,8 +73,14 @@ fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
+/// Segment values by where they differ: a segment added at a position
+/// (`print`, `amp`), or a segment replaced at a position (`2.1` | `2.2`).
+/// One cause per place, so `/news/a` | `/news/a-old` | `/tag/a` reads as two
+/// differences, not one list of four values.
+type Segments = BTreeMap<(bool, usize), BTreeSet<String>>;
+
 /// The path causes between two paths that are not equal.
-fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut BTreeSet<String>) {
+fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut Segments) {
     let (ta, tb) = (a.trim_end_matches('/'), b.trim_end_matches('/'));
     if ta != tb && ta.eq_ignore_ascii_case(tb) {
         out.push(Cause::LetterCase);
@@ -93,15 +99,16 @@ fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut BTre
             long[..i].iter().zip(&short[..i]).all(|(x, y)| x.eq_ignore_ascii_case(y))
                 && long[i + 1..].iter().zip(&short[i..]).all(|(x, y)| x.eq_ignore_ascii_case(y))
         }) {
-            segment_values.insert(long[i].to_string());
+            segment_values.entry((false, i)).or_default().insert(long[i].to_string());
             return;
         }
     }
     if sa.len() == sb.len() {
         let differing: Vec<usize> = (0..sa.len()).filter(|&i| !sa[i].eq_ignore_ascii_case(sb[i])).collect();
         if let [i] = differing[..] {
-            segment_values.insert(sa[i].to_string());
-            segment_values.insert(sb[i].to_string());
+            let values = segment_values.entry((true, i)).or_default();
+            values.insert(sa[i].to_string());
+            values.insert(sb[i].to_string());
             return;
         }
     }
@@ -113,7 +120,7 @@ fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut BTre
 /// compared as different paths.
 pub fn causes(reference: &str, others: &[&str]) -> Vec<Cause> {
     let mut out: Vec<Cause> = Vec::new();
-    let mut segment_values: BTreeSet<String> = BTreeSet::new();
+    let mut segment_values = Segments::new();
     let Ok(r) = Url::parse(reference) else {
         return if others.is_empty() { Vec::new() } else { vec![Cause::Path] };
     };
@@ -140,8 +147,8 @@ pub fn causes(reference: &str, others: &[&str]) -> Vec<Cause> {
             path_causes(r.path(), u.path(), &mut out, &mut segment_values);
         }
     }
-    if !segment_values.is_empty() {
-        out.push(Cause::PathSegment { values: segment_values });
+    for values in segment_values.into_values() {
+        out.push(Cause::PathSegment { values });
     }
     out.sort();
     out.dedup();
@@ -338,6 +345,10 @@ mod tests {
         );
         assert_eq!(names(r, &["https://www.example.com/shoes/red?PHPSESSID=ab12"]), "parameter `PHPSESSID` (session)");
         assert_eq!(names(r, &["https://www.example.com/boots/blue"]), "different paths");
+        assert_eq!(
+            names("https://e.com/news/a", &["https://e.com/news/a-old", "https://e.com/tag/a"]),
+            "path segment `a` | `a-old`; path segment `news` | `tag`"
+        );
         assert_eq!(names(r, &[r]), "");
     }
 

@@ -152,7 +152,7 @@ fn pages_of(paths: &[&str]) -> Vec<u64> {
 #[test]
 fn audit_finds_what_the_fixture_pages_expect() {
     let j = &run().json;
-    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["schema_version"], 2);
     let s = &j["summary"];
     assert_eq!(s["pages"], 22, "20 pages and two 404s");
     assert_eq!(s["errors"], 2);

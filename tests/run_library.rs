@@ -93,3 +93,57 @@ fn a_library_run_extracts_pages_in_input_order_and_keeps_failures_apart() {
     // A page address names one page only.
     assert!(Run::new(RunConfig::default()).extract(&inputs, Some("https://a.test/"), &config).is_err());
 }
+
+/// A sitemap beside a start page when following links: its URLs are start
+/// pages and the crawl's `listed`; a page only the sitemap names has no
+/// inlink (being a start page links nothing to it).
+#[test]
+fn a_followed_run_records_the_urls_its_sitemap_lists() {
+    let page = |body: &str| format!("<html><head><title>t</title></head><body><p>{ARTICLE}</p>{body}</body></html>");
+    let (home, a, orphan, b) = (
+        page(r#"<a href="/a">a</a> <a href="/b">b</a>"#),
+        page(r#"<a href="/">home</a>"#),
+        page(r#"<a href="/">home</a>"#),
+        page(""),
+    );
+    let app = Router::new()
+        .route("/", get(move || async move { Html(home) }))
+        .route("/a", get(move || async move { Html(a) }))
+        .route("/orphan", get(move || async move { Html(orphan) }))
+        .route("/b", get(move || async move { Html(b) }))
+        .route(
+            "/sitemap.xml",
+            get(|headers: axum::http::HeaderMap| async move {
+                let host = headers.get(axum::http::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default().to_string();
+                let locs: String = ["/", "/a", "/orphan", "/a?utm_source=sitemap"]
+                    .iter()
+                    .map(|p| format!("<url><loc>http://{host}{p}</loc></url>"))
+                    .collect();
+                let xml = format!(r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>"#);
+                ([(axum::http::header::CONTENT_TYPE, "application/xml")], xml)
+            }),
+        );
+    let port = support::serve_on_loopback(app);
+    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    let config = Config::default().validate().unwrap();
+    let follow = RunConfig {
+        fetch: webdup::fetch::FetchConfig { delay: std::time::Duration::ZERO, ..Default::default() },
+        follow: Some(webdup::crawl::CrawlConfig::default()),
+        ..RunConfig::default()
+    };
+    let load = |config_: RunConfig, inputs: &[String]| {
+        Run::new(config_).load_all(inputs, &mut std::io::empty(), &config, &Templates::default(), &Quiet).unwrap()
+    };
+    let loaded = load(follow.clone(), &[url("/"), url("/sitemap.xml")]);
+    let crawl = loaded.crawl.expect("a crawl");
+    let listed: Vec<&str> = crawl.listed.as_deref().expect("a sitemap was given").iter().map(|u| &**u).collect();
+    assert_eq!(listed, [url("/"), url("/a"), url("/orphan")]);
+    let inlinks: Vec<(&str, u32)> = crawl.inlinks.iter().map(|(u, n)| (&**u, *n)).collect();
+    assert_eq!(inlinks, [(url("/").as_str(), 2), (url("/a").as_str(), 1), (url("/b").as_str(), 1)]);
+    let mut ids: Vec<&str> = loaded.corpus.docs.iter().map(|d| d.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [url("/"), url("/a"), url("/b"), url("/orphan")]);
+    // No sitemap: nothing listed; not following: no crawl.
+    assert_eq!(load(follow, &[url("/")]).crawl.expect("a crawl").listed, None);
+    assert!(load(RunConfig::default(), &[url("/sitemap.xml")]).crawl.is_none());
+}

@@ -541,6 +541,10 @@ pub struct CommonArgs {
     pub follow_symlinks: bool,
     #[command(flatten)]
     pub follow: crate::follow::FollowArgs,
+    /// Worker threads for fingerprinting and matching (1 to 256); reports
+    /// are the same whatever the number [default: one per core].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 impl CommonArgs {

@@ -4,12 +4,14 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use webdup::engine::{Corpus, Progress};
+use webdup::engine::{Corpus, CrawlCounts, Progress};
 use webdup::report;
 use webdup::run::{Loaded, Run, RunConfig};
 use webdup::source::ReadLimits;
@@ -98,6 +100,12 @@ pub fn report_crawl(crawl: Option<&webdup::crawl::CrawlSummary>, quiet: bool) {
         n.unusable,
         n.repeating
     );
+    if c.canonicals_beyond > 0 {
+        eprintln!(
+            "webdup: crawl: {} canonical targets beyond the limits fetched for their verdict (not followed further)",
+            c.canonicals_beyond
+        );
+    }
     for t in &c.traps {
         eprintln!(
             "webdup: crawl: trap {}: its pages repeat each other; {} fetched, {} more URLs skipped",
@@ -146,9 +154,13 @@ pub fn write_to(path: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> anyho
 }
 
 /// A progress bar on standard error when it is a terminal; nothing otherwise.
+/// While a crawl runs, a line of its counts instead of a bar: its total is
+/// not known until it ends.
 pub struct Bar {
     bar: Option<ProgressBar>,
     failed: AtomicU64,
+    /// When the stage's crawl reported first: the line's clock.
+    crawl_since: Mutex<Option<Instant>>,
 }
 
 impl Bar {
@@ -160,6 +172,7 @@ impl Bar {
         Bar {
             bar: show.then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())),
             failed: AtomicU64::new(0),
+            crawl_since: Mutex::new(None),
         }
     }
 }
@@ -170,7 +183,25 @@ fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
 
 /// `31.7/s`, `4.2/s`, `1250/s`: a rate people read at a glance.
 fn format_rate(per_sec: f64) -> String {
-    if per_sec >= 100.0 { format!("{per_sec:.0}/s") } else { format!("{per_sec:.1}/s") }
+    format!("{}/s", per_second(per_sec))
+}
+
+fn per_second(per_sec: f64) -> String {
+    if per_sec >= 100.0 { format!("{per_sec:.0}") } else { format!("{per_sec:.1}") }
+}
+
+/// `1,234 fetched  5,678 queued  9,012 found  3 errors  45.2 pages/s`
+/// (a rate over one second at least: no wild figure from the first pages).
+fn crawl_line(c: CrawlCounts, elapsed: Duration) -> String {
+    let per_sec = c.fetched as f64 / elapsed.as_secs_f64().max(1.0);
+    format!(
+        "{} fetched  {} queued  {} found  {} errors  {} pages/s",
+        HumanCount(c.fetched),
+        HumanCount(c.queued),
+        HumanCount(c.found),
+        HumanCount(c.errors),
+        per_second(per_sec)
+    )
 }
 
 impl Progress for Bar {
@@ -183,6 +214,7 @@ impl Progress for Bar {
             b.set_style(style);
             b.set_prefix(stage);
             self.failed.store(0, Ordering::Relaxed);
+            *self.crawl_since.lock().unwrap_or_else(|e| e.into_inner()) = None;
             b.set_message("");
             b.set_length(total);
             b.set_position(0);
@@ -205,7 +237,24 @@ impl Progress for Bar {
     fn fail(&self, n: u64) {
         if let Some(b) = &self.bar {
             let failed = self.failed.fetch_add(n, Ordering::Relaxed) + n;
-            b.set_message(format!("· {failed} failed"));
+            // A crawl's line counts its errors itself.
+            if self.crawl_since.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+                b.set_message(format!("· {failed} failed"));
+            }
+        }
+    }
+
+    fn crawled(&self, counts: CrawlCounts) {
+        if let Some(b) = &self.bar {
+            let mut since = self.crawl_since.lock().unwrap_or_else(|e| e.into_inner());
+            let first = since.is_none();
+            b.set_message(crawl_line(counts, since.get_or_insert_with(Instant::now).elapsed()));
+            if first {
+                b.set_style(
+                    ProgressStyle::with_template("{prefix:>12} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                b.set_prefix("crawl");
+            }
         }
     }
 
@@ -225,5 +274,19 @@ mod tests {
         assert_eq!(format_rate(31.6874), "31.7/s");
         assert_eq!(format_rate(0.04), "0.0/s");
         assert_eq!(format_rate(1249.6), "1250/s");
+    }
+
+    #[test]
+    fn a_crawl_line_groups_digits_and_gives_pages_a_second() {
+        let counts = CrawlCounts { found: 9012, fetched: 1234, queued: 5678, errors: 3 };
+        assert_eq!(
+            crawl_line(counts, Duration::from_secs(10)),
+            "1,234 fetched  5,678 queued  9,012 found  3 errors  123 pages/s"
+        ); // The first pages in less than a second: a rate over one second.
+        let first = CrawlCounts { found: 40, fetched: 3, queued: 37, errors: 0 };
+        assert_eq!(
+            crawl_line(first, Duration::from_millis(20)),
+            "3 fetched  37 queued  40 found  0 errors  3.0 pages/s"
+        );
     }
 }

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::Parser;
 
-use args::{Cli, Command, EvalCommand};
+use args::{Cli, Command, EvalCommand, IndexCommand};
 use commands::{audit, cluster, compare, dataflow, eval, extract, index, lost_and_found, manual, neighbors, serve};
 use common::EXIT_FATAL;
 
@@ -59,7 +59,27 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// The flags every reading command shares, for the commands that take them.
+fn common_of(command: &Command) -> Option<&args::CommonArgs> {
+    match command {
+        Command::Cluster { common, .. }
+        | Command::Compare { common, .. }
+        | Command::Audit { common, .. }
+        | Command::Neighbors { common, .. }
+        | Command::Index { command: IndexCommand::Add { common, .. } | IndexCommand::Query { common, .. } } => {
+            Some(common)
+        }
+        Command::Ingest(args) => Some(&args.common),
+        Command::Dcluster(args) => Some(&args.common),
+        _ => None,
+    }
+}
+
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    // Before any work: rayon starts its pool with the first parallel stage.
+    if let Some(n) = common_of(&command).and_then(|c| c.threads) {
+        webdup::threads::start(n.into())?;
+    }
     match command {
         Command::Cluster { inputs, common, output, explain, index } => {
             cluster::run(&inputs, &common, &output, explain, index.as_deref())

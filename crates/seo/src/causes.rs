@@ -73,8 +73,14 @@ fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
+/// Segment values by where they differ: a segment added at a position
+/// (`print`, `amp`), or a segment replaced at a position (`2.1` | `2.2`).
+/// One cause per place, so `/news/a` | `/news/a-old` | `/tag/a` reads as two
+/// differences, not one list of four values.
+type Segments = BTreeMap<(bool, usize), BTreeSet<String>>;
+
 /// The path causes between two paths that are not equal.
-fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut BTreeSet<String>) {
+fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut Segments) {
     let (ta, tb) = (a.trim_end_matches('/'), b.trim_end_matches('/'));
     if ta != tb && ta.eq_ignore_ascii_case(tb) {
         out.push(Cause::LetterCase);
@@ -93,15 +99,16 @@ fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut BTre
             long[..i].iter().zip(&short[..i]).all(|(x, y)| x.eq_ignore_ascii_case(y))
                 && long[i + 1..].iter().zip(&short[i..]).all(|(x, y)| x.eq_ignore_ascii_case(y))
         }) {
-            segment_values.insert(long[i].to_string());
+            segment_values.entry((false, i)).or_default().insert(long[i].to_string());
             return;
         }
     }
     if sa.len() == sb.len() {
         let differing: Vec<usize> = (0..sa.len()).filter(|&i| !sa[i].eq_ignore_ascii_case(sb[i])).collect();
         if let [i] = differing[..] {
-            segment_values.insert(sa[i].to_string());
-            segment_values.insert(sb[i].to_string());
+            let values = segment_values.entry((true, i)).or_default();
+            values.insert(sa[i].to_string());
+            values.insert(sb[i].to_string());
             return;
         }
     }
@@ -113,7 +120,7 @@ fn path_causes(a: &str, b: &str, out: &mut Vec<Cause>, segment_values: &mut BTre
 /// compared as different paths.
 pub fn causes(reference: &str, others: &[&str]) -> Vec<Cause> {
     let mut out: Vec<Cause> = Vec::new();
-    let mut segment_values: BTreeSet<String> = BTreeSet::new();
+    let mut segment_values = Segments::new();
     let Ok(r) = Url::parse(reference) else {
         return if others.is_empty() { Vec::new() } else { vec![Cause::Path] };
     };
@@ -140,8 +147,8 @@ pub fn causes(reference: &str, others: &[&str]) -> Vec<Cause> {
             path_causes(r.path(), u.path(), &mut out, &mut segment_values);
         }
     }
-    if !segment_values.is_empty() {
-        out.push(Cause::PathSegment { values: segment_values });
+    for values in segment_values.into_values() {
+        out.push(Cause::PathSegment { values });
     }
     out.sort();
     out.dedup();
@@ -172,8 +179,9 @@ pub struct Member<'a> {
     pub url: &'a str,
     /// Its declared canonical target (absolute), if any.
     pub canonical: Option<&'a str>,
-    /// Pages of the crawl that link to it.
-    pub inlinks: u32,
+    /// Pages of the crawl that link to it; `None` without a crawl (the
+    /// links are unknown, and the reason says nothing of them).
+    pub inlinks: Option<u32>,
     /// Not `noindex` and answered 200.
     pub indexable: bool,
 }
@@ -189,46 +197,67 @@ pub struct Keep {
     pub reason: String,
 }
 
-fn links(n: u32) -> String {
-    if n == 1 { "1 internal link".into() } else { format!("{n} internal links") }
+fn links(n: Option<u32>) -> Option<String> {
+    n.map(|n| if n == 1 { "1 internal link".into() } else { format!("{n} internal links") })
+}
+
+/// `first` and, when the crawl counted them, the links: "shortest URL; 2
+/// internal links".
+fn with_links(first: &str, n: Option<u32>) -> String {
+    match links(n) {
+        Some(l) => format!("{first}; {l}"),
+        None => first.to_string(),
+    }
 }
 
 /// Picks the URL to keep: the declared canonical target when every member
 /// that declares one names the same; else, among indexable members (all if
-/// none is), the one with the most internal links, then the fewest query
-/// parameters, then the shortest URL, then the first by URL.
+/// none is), the one with the most internal links, then one that declares
+/// itself canonical (a claim to be the original, which a `/print` copy
+/// without a canonical does not make), then the fewest query parameters,
+/// then the shortest URL, then the first by URL.
 pub fn url_to_keep(members: &[Member]) -> Keep {
     let declared: BTreeSet<&str> = members.iter().filter_map(|m| m.canonical).collect();
     if let [target] = declared.iter().copied().collect::<Vec<_>>()[..] {
         let naming = members.iter().filter(|m| m.canonical == Some(target)).count();
         let member = members.iter().position(|m| m.url == target);
         let mut reason = format!("declared canonical of {naming} member{}", if naming == 1 { "" } else { "s" });
-        if let Some(i) = member {
-            reason.push_str(&format!("; {}", links(members[i].inlinks)));
+        if let Some(l) = member.and_then(|i| links(members[i].inlinks)) {
+            reason.push_str(&format!("; {l}"));
         }
         return Keep { url: target.to_string(), member, reason };
     }
     let params = |m: &Member| Url::parse(m.url).map_or(0, |u| u.query_pairs().count());
+    let own = |m: &Member| m.canonical == Some(m.url);
     let any_indexable = members.iter().any(|m| m.indexable);
     let mut order: Vec<usize> = (0..members.len()).filter(|&i| members[i].indexable || !any_indexable).collect();
     let rank = |i: &usize| {
         let m = &members[*i];
-        (std::cmp::Reverse(m.inlinks), params(m), m.url.len(), m.url)
+        (std::cmp::Reverse(m.inlinks), !own(m), params(m), m.url.len(), m.url)
     };
     order.sort_by_key(rank);
     let Some(&best) = order.first() else {
         return Keep { url: String::new(), member: None, reason: "no member".into() };
     };
     let m = &members[best];
-    let reason = match order.get(1).map(|&i| &members[i]) {
-        None => links(m.inlinks),
-        Some(next) if next.inlinks < m.inlinks => format!("most internal links ({})", m.inlinks),
-        Some(next) if params(next) > params(m) => format!("fewest parameters; {}", links(m.inlinks)),
-        Some(next) if next.url.len() > m.url.len() => format!("shortest URL; {}", links(m.inlinks)),
-        Some(_) => format!("first by URL; {}", links(m.inlinks)),
+    let passed_over = any_indexable && members.iter().any(|m| !m.indexable);
+    let mut reason = match order.get(1).map(|&i| &members[i]) {
+        None if passed_over => with_links("the only indexable member", m.inlinks),
+        None => with_links("the only member", m.inlinks),
+        Some(next) if next.inlinks < m.inlinks => format!("most internal links ({})", m.inlinks.unwrap_or(0)),
+        Some(next) if own(m) && !own(next) => with_links("declares itself canonical", m.inlinks),
+        Some(next) if params(next) > params(m) => with_links("fewest parameters", m.inlinks),
+        Some(next) if next.url.len() > m.url.len() => with_links("shortest URL", m.inlinks),
+        Some(_) => with_links("first by URL", m.inlinks),
     };
-    let reason =
-        if any_indexable && members.iter().any(|m| !m.indexable) { format!("{reason}; indexable") } else { reason };
+    // Rules that passed others over before the one that decided.
+    let tied_on_links = order.iter().all(|&i| members[i].inlinks == m.inlinks);
+    if own(m) && tied_on_links && order.iter().any(|&i| !own(&members[i])) && !reason.starts_with("declares") {
+        reason = format!("declares itself canonical; {reason}");
+    }
+    if passed_over && order.len() > 1 {
+        reason.push_str("; indexable");
+    }
     Keep { url: m.url.to_string(), member: Some(best), reason }
 }
 
@@ -316,6 +345,10 @@ mod tests {
         );
         assert_eq!(names(r, &["https://www.example.com/shoes/red?PHPSESSID=ab12"]), "parameter `PHPSESSID` (session)");
         assert_eq!(names(r, &["https://www.example.com/boots/blue"]), "different paths");
+        assert_eq!(
+            names("https://e.com/news/a", &["https://e.com/news/a-old", "https://e.com/tag/a"]),
+            "path segment `a` | `a-old`; path segment `news` | `tag`"
+        );
         assert_eq!(names(r, &[r]), "");
     }
 
@@ -338,7 +371,7 @@ mod tests {
     }
 
     fn member(url: &'static str, canonical: Option<&'static str>, inlinks: u32) -> Member<'static> {
-        Member { url, canonical, inlinks, indexable: true }
+        Member { url, canonical, inlinks: Some(inlinks), indexable: true }
     }
 
     #[test]
@@ -378,7 +411,25 @@ mod tests {
         let mut m = member("https://example.com/a", None, 50);
         m.indexable = false;
         let k = url_to_keep(&[m, member("https://example.com/b", None, 0)]);
-        assert_eq!((k.url.as_str(), k.reason.as_str()), ("https://example.com/b", "0 internal links; indexable"));
+        assert_eq!(
+            (k.url.as_str(), k.reason.as_str()),
+            ("https://example.com/b", "the only indexable member; 0 internal links")
+        );
+        // A member that declares itself canonical beats a shorter copy without one.
+        let (w, c) = ("https://example.com/widgets/w", "https://example.com/widgets/w-copy");
+        let k = url_to_keep(&[
+            member("https://example.com/print/w", None, 0),
+            member(c, Some(c), 0),
+            member(w, Some(w), 0),
+        ]);
+        assert_eq!(
+            (k.url.as_str(), k.reason.as_str()),
+            (w, "declares itself canonical; shortest URL; 0 internal links")
+        );
+        // Without a crawl the reason says nothing of links.
+        let unknown = |url| Member { url, canonical: None, inlinks: None, indexable: true };
+        let k = url_to_keep(&[unknown("https://example.com/a?sort=x"), unknown("https://example.com/a")]);
+        assert_eq!((k.url.as_str(), k.reason.as_str()), ("https://example.com/a", "fewest parameters"));
     }
 
     #[test]

@@ -108,6 +108,11 @@ pub struct Collected {
     pub sources: Vec<Source>,
     /// Inputs that could not be expanded (missing paths, unreadable lists).
     pub errors: Vec<DocError>,
+    /// When links are followed and sitemaps were among the inputs: the
+    /// URLs they listed, as [`crate::crawl::listed`] gives them (orphan
+    /// and unlisted pages are judged by them). Filled by the expansion of
+    /// sitemaps, not here.
+    pub listed: Option<Vec<Box<str>>>,
 }
 
 impl Collected {

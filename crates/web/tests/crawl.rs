@@ -37,6 +37,27 @@ fn page(path: &str) -> (u16, String, String) {
         "/b/" => html("<p>Another article about the lighthouse and its keeper.</p><a href=\"/B/\">B</a>".into()),
         "/B/" => html("<p>Another article about the lighthouse and its keeper.</p>".into()),
         "/old" => (301, "Location: /a\r\n".into(), String::new()),
+        // A corner of the site whose pages name canonical targets one level
+        // further than a crawl from /canon/ with --max-depth 1 goes.
+        "/canon/" => html("<a href=\"/canon/a\">a</a> <a href=\"/canon/b\">b</a> <a href=\"/canon/c\">c</a>".into()),
+        "/canon/a" => (
+            200,
+            String::new(),
+            format!(
+                "<html><head><link rel=canonical href=\"/canon/kept\"></head><body><p>{ARTICLE}</p>\
+                 <a href=\"/canon/further\">further</a></body></html>"
+            ),
+        ),
+        "/canon/b" => (200, String::new(), "<html><head><link rel=canonical href=/canon/gone></head></html>".into()),
+        "/canon/c" => (200, String::new(), "<html><head><link rel=canonical href=/canon/kept></head></html>".into()),
+        "/canon/kept" => (
+            200,
+            String::new(),
+            format!(
+                "<html><head><meta name=robots content=noindex><link rel=canonical href=/canon/beyond></head>\
+                 <body><p>{ARTICLE}</p><a href=\"/canon/beyond\">beyond</a></body></html>"
+            ),
+        ),
         p if p.starts_with("/cal?month=") => {
             let m: u64 = p["/cal?month=".len()..].parse().unwrap_or(0);
             html(format!(
@@ -109,6 +130,10 @@ impl Drop for Site {
 }
 
 fn crawl(site: &Site, limits: Limits, concurrency: usize) -> (Vec<FetchOutcome>, CrawlSummary) {
+    crawl_from(site, "/", limits, concurrency)
+}
+
+fn crawl_from(site: &Site, path: &str, limits: Limits, concurrency: usize) -> (Vec<FetchOutcome>, CrawlSummary) {
     let fetcher = Fetcher::new(FetchConfig {
         delay: Duration::ZERO,
         concurrency,
@@ -117,7 +142,7 @@ fn crawl(site: &Site, limits: Limits, concurrency: usize) -> (Vec<FetchOutcome>,
         ..FetchConfig::default()
     })
     .unwrap();
-    let start = format!("http://127.0.0.1:{}/", site.port);
+    let start = format!("http://127.0.0.1:{}{path}", site.port);
     let starts = vec![Source { id: start.clone(), key: DocKey(0), location: Location::Url(start) }];
     let config = CrawlConfig { scope: ScopeKind::Host, limits };
     let mut out = Vec::new();
@@ -181,4 +206,32 @@ fn the_same_site_gives_the_same_keys_at_any_concurrency_and_limits_cut_in_order(
     let exclude = vec![regex::Regex::new("/cal").unwrap()];
     let (no_cal, _) = crawl(&site, Limits { exclude, ..Limits::default() }, 8);
     assert!(paths(&site, &no_cal).iter().all(|(_, p)| !p.starts_with("/cal")));
+}
+
+#[test]
+fn canonical_targets_beyond_the_depth_are_fetched_for_their_verdict() {
+    let site = Site::start();
+    let (out, summary) = crawl_from(&site, "/canon/", Limits { max_depth: Some(1), ..Limits::default() }, 8);
+    let got: Vec<(u64, String, u16)> = paths(&site, &out)
+        .into_iter()
+        .zip(&out)
+        .map(|((key, path), o)| (key, path, o.record.status.unwrap_or_default()))
+        .collect();
+    let expected = [
+        (0, "/canon/", 200),
+        (1, "/canon/a", 200),
+        (2, "/canon/b", 200),
+        (3, "/canon/c", 200),
+        // Beyond --max-depth 1, fetched once for the audit: a level of their own.
+        (4, "/canon/gone", 404),
+        (5, "/canon/kept", 200),
+    ];
+    let expected: Vec<(u64, String, u16)> = expected.iter().map(|&(k, p, s)| (k, p.to_string(), s)).collect();
+    assert_eq!(got, expected);
+    assert!(out[5].document.as_ref().is_some_and(|d| d.body.contains("noindex")));
+    assert_eq!((summary.pages, summary.depth, summary.canonicals_beyond), (6, 1, 2));
+    // Neither the links of the depth-1 pages nor those of the canonical
+    // targets were followed.
+    let served = site.log.lock().unwrap().clone();
+    assert!(!served.iter().any(|p| p == "/canon/further" || p == "/canon/beyond"), "{served:?}");
 }

@@ -371,7 +371,7 @@ impl Fingerprinter {
     }
 }
 
-pub use webdup_core::progress::{Progress, Quiet};
+pub use webdup_core::progress::{CrawlCounts, Progress, Quiet};
 
 /// The fingerprinted documents of a run, what their pages showed, and the
 /// documents that failed.

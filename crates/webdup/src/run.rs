@@ -32,7 +32,7 @@ use crate::crawl::{CrawlConfig, CrawlSummary, KeyPlan};
 use webdup_core::page::{Exchange, PageRecord};
 
 use crate::audit::Content;
-use crate::engine::{Config, Corpus, Progress, Quiet};
+use crate::engine::{Config, Corpus, CrawlCounts, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
 use crate::fetch::{FetchConfig, FetchOutcome, FetchRecord, Fetcher, sitemap};
@@ -100,9 +100,10 @@ impl Run {
     ) -> Result<Loaded> {
         let expanded = self.expand(inputs, stdin)?;
         let keys = expanded.next_keys();
-        let mut loaded = self.load_keyed(expanded.sources, Some(keys), config, progress)?;
+        let Collected { sources, errors, listed } = expanded;
+        let mut loaded = self.load_listed(sources, keys, listed, config, progress)?;
         // Keyed after every source by `expand` (see `Collected`).
-        loaded.corpus.add_errors(expanded.errors);
+        loaded.corpus.add_errors(errors);
         loaded.finish(config, known);
         Ok(loaded)
     }
@@ -112,13 +113,20 @@ impl Run {
     /// One rule for every command: what `cluster` treats as a document,
     /// `index add` does too. Errors are inputs that could not be expanded;
     /// [`Error::NoDocuments`] when nothing at all was found. Every source
-    /// and error is keyed here, once ([`Collected`] says how).
+    /// and error is keyed here, once ([`Collected`] says how). When links
+    /// are followed, the sitemaps' URLs are start pages and are recorded as
+    /// [`Collected::listed`] too.
     pub fn expand(&mut self, inputs: &[String], stdin: &mut dyn BufRead) -> Result<Collected> {
         let mut expanded: Vec<String> = Vec::with_capacity(inputs.len());
         let mut sitemap_errors: Vec<DocError> = Vec::new();
+        let mut listed: Option<Vec<Box<str>>> = None;
         for input in inputs {
             if sitemap::looks_like_sitemap(input) {
                 let expansion = sitemap::expand(input, self.fetcher()?);
+                if let Some(follow) = &self.config.follow {
+                    let urls = expansion.urls.iter().map(String::as_str);
+                    listed.get_or_insert_default().extend(crate::crawl::listed(urls, follow.limits.keep_query));
+                }
                 expanded.extend(expansion.urls);
                 sitemap_errors.extend(expansion.errors);
             } else {
@@ -132,6 +140,11 @@ impl Run {
         for e in sitemap_errors {
             collected.push_error(e);
         }
+        collected.listed = listed.map(|mut l| {
+            l.sort_unstable();
+            l.dedup();
+            l
+        });
         Ok(collected)
     }
 
@@ -149,17 +162,29 @@ impl Run {
         self.load_keyed(sources, None, config, progress)
     }
 
-    /// [`Run::load`] of a whole run's sources ([`Run::expand`] gave them and
-    /// `keys`, [`Collected::next_keys`]): with [`RunConfig::follow`], URL
-    /// sources are start pages and the pages reached are loaded too.
-    pub fn load_following(
+    /// [`Run::load`] of a whole run's sources, as [`Run::expand`] gave
+    /// them: with [`RunConfig::follow`], URL sources are start pages, the
+    /// pages reached are loaded too, and the crawl's summary says which
+    /// URLs the sitemaps listed. The inputs that could not be expanded
+    /// ([`Collected::errors`]) are the caller's: they are not loaded.
+    pub fn load_following(&mut self, collected: Collected, config: &Config, progress: &dyn Progress) -> Result<Loaded> {
+        let keys = collected.next_keys();
+        self.load_listed(collected.sources, keys, collected.listed, config, progress)
+    }
+
+    fn load_listed(
         &mut self,
         sources: Vec<Source>,
         keys: KeyPlan,
+        listed: Option<Vec<Box<str>>>,
         config: &Config,
         progress: &dyn Progress,
     ) -> Result<Loaded> {
-        self.load_keyed(sources, Some(keys), config, progress)
+        let mut loaded = self.load_keyed(sources, Some(keys), config, progress)?;
+        if let Some(crawl) = &mut loaded.crawl {
+            crawl.listed = listed;
+        }
+        Ok(loaded)
     }
 
     fn load_keyed(
@@ -426,18 +451,24 @@ impl Progress for Renamed<'_> {
     fn grow(&self, total: u64) {
         self.inner.grow(total);
     }
+    fn crawled(&self, counts: CrawlCounts) {
+        self.inner.crawled(counts);
+    }
     fn finish(&self) {
         self.inner.finish();
     }
 }
 
-/// A crawl's growing total, reported to the stage that counts its pages as
-/// they are fingerprinted.
+/// A crawl's growing total and its counts, reported to the stage that
+/// counts its pages as they are fingerprinted.
 struct Growth<'a>(&'a dyn Progress);
 
 impl Progress for Growth<'_> {
     fn grow(&self, total: u64) {
         self.0.grow(total);
+    }
+    fn crawled(&self, counts: CrawlCounts) {
+        self.0.crawled(counts);
     }
 }
 

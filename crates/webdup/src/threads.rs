@@ -21,6 +21,28 @@ impl Units for Threads {
     }
 }
 
+/// Most worker threads [`start`] takes.
+pub const MAX_THREADS: usize = 256;
+
+/// Why the worker threads could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadsError {
+    #[error("{0} worker threads: give 1 to {MAX_THREADS}")]
+    OutOfRange(usize),
+    #[error("cannot start {0} worker threads: {1}")]
+    Pool(usize, String),
+}
+
+/// Starts rayon's global pool with `n` worker threads (without a call: one
+/// per core). Call it once, before any work: the pool is started with the
+/// first parallel stage. Results never depend on `n` (see [`Threads`]).
+pub fn start(n: usize) -> Result<(), ThreadsError> {
+    if !(1..=MAX_THREADS).contains(&n) {
+        return Err(ThreadsError::OutOfRange(n));
+    }
+    rayon::ThreadPoolBuilder::new().num_threads(n).build_global().map_err(|e| ThreadsError::Pool(n, e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,5 +52,11 @@ mod tests {
     fn threads_give_what_running_in_turn_gives() {
         let f = |i: usize| (0..i as u64).map(|x| x * x).sum::<u64>();
         assert_eq!(Threads.map(1000, f), InTurn.map(1000, f));
+    }
+
+    #[test]
+    fn thread_counts_out_of_range_are_refused() {
+        assert!(matches!(start(0), Err(ThreadsError::OutOfRange(0))));
+        assert!(matches!(start(MAX_THREADS + 1), Err(ThreadsError::OutOfRange(257))));
     }
 }

@@ -147,8 +147,7 @@ fn add(
     // transaction, and never changes what is stored), and kept with the
     // crawl for the pages checked or added later. Sites with too few pages
     // here take the template the index already has.
-    let keys = collected.next_keys();
-    let mut loaded = run.load_following(collected.sources, keys, &config, &Bar::new(common.quiet))?;
+    let mut loaded = run.load_following(collected, &config, &Bar::new(common.quiet))?;
     report_archives(&loaded.warc, common.quiet);
     report_crawl(loaded.crawl.as_ref(), common.quiet);
     if !keep_text {

@@ -1,4 +1,5 @@
-//! `pages.csv` and `clusters.csv`: the audit as spreadsheets.
+//! `pages.csv`, `clusters.csv`, `links_to_fix.csv` and `parameters.csv`:
+//! the audit as spreadsheets.
 
 use std::io::Write;
 
@@ -34,6 +35,8 @@ pub fn write_pages(audit: &Audit, out: &mut dyn Write) -> Result<()> {
         "closest_similarity",
         "near_duplicates",
         "cluster",
+        "inlinks",
+        "in_sitemap",
         "input",
         "error",
     ])?;
@@ -54,6 +57,8 @@ pub fn write_pages(audit: &Audit, out: &mut dyn Write) -> Result<()> {
             ratio(p.closest_similarity),
             p.near_duplicates.to_string(),
             opt(&p.cluster),
+            opt(&p.inlinks),
+            opt(&p.in_sitemap),
             opt(&p.input),
             opt(&p.error),
         ])?;
@@ -74,6 +79,9 @@ pub fn write_clusters(audit: &Audit, out: &mut dyn Write) -> Result<()> {
         "handled_by",
         "canonical_target",
         "issues",
+        "cause",
+        "keep_url",
+        "keep_reason",
         "url",
         "representative",
         "similarity",
@@ -95,6 +103,9 @@ pub fn write_clusters(audit: &Audit, out: &mut dyn Write) -> Result<()> {
                 opt(&c.handled_by),
                 opt(&c.canonical_target),
                 issues.clone(),
+                c.cause.clone(),
+                c.keep.url.clone(),
+                c.keep.reason.clone(),
                 m.url.clone(),
                 m.representative.to_string(),
                 format!("{:.6}", m.similarity),
@@ -105,6 +116,35 @@ pub fn write_clusters(audit: &Audit, out: &mut dyn Write) -> Result<()> {
                 p.noindex.to_string(),
             ])?;
         }
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// One row per internal link to a duplicate that is not its cluster's URL
+/// to keep: the linking page, the URL linked, the URL to link instead.
+pub fn write_links_to_fix(audit: &Audit, out: &mut dyn Write) -> Result<()> {
+    let mut w = SafeCsvWriter::new(b',', out);
+    w.write_record(["from", "link", "to"])?;
+    for l in &audit.links_to_fix {
+        w.write_record([&l.from, &l.link, &l.to])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// One row per query parameter that makes duplicate URLs, with what to do.
+pub fn write_parameters(audit: &Audit, out: &mut dyn Write) -> Result<()> {
+    let mut w = SafeCsvWriter::new(b',', out);
+    w.write_record(["parameter", "kind", "duplicate_urls", "clusters", "advice"])?;
+    for p in &audit.parameters {
+        w.write_record([
+            p.name.clone(),
+            p.kind.to_string(),
+            p.duplicate_urls.to_string(),
+            p.clusters.to_string(),
+            p.advice.to_string(),
+        ])?;
     }
     w.flush()?;
     Ok(())

@@ -127,11 +127,13 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
             ])
         })
         .collect();
-    let clusters: Vec<Value> = audit
-        .clusters
-        .iter()
+    // Worst first: the table's default order.
+    let mut by_severity: Vec<&super::AuditCluster> = audit.clusters.iter().collect();
+    by_severity.sort_by_key(|c| (c.severity, c.id));
+    let clusters: Vec<Value> = by_severity
+        .into_iter()
         .map(|c| {
-            let issues: Vec<Value> = c.issues.iter().map(|i| json!([i.code, i.message])).collect();
+            let issues: Vec<Value> = c.issues.iter().map(|i| json!([i.code, i.message, i.pages.len()])).collect();
             let members: Vec<Value> =
                 c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.exact])).collect();
             json!([
@@ -144,7 +146,11 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
                 c.canonical_target,
                 issues,
                 members,
-                c.representative
+                c.representative,
+                c.severity,
+                c.cause,
+                c.keep.url,
+                c.keep.reason
             ])
         })
         .collect();
@@ -154,6 +160,15 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
         "threshold": audit.settings.threshold,
         "pages": pages,
         "clusters": clusters,
+        "rollup": audit.cause_rollup.iter().map(|r| json!([r.clusters, r.pages, r.cause, r.example_keep])).collect::<Vec<_>>(),
+        "parameters": audit
+            .parameters
+            .iter()
+            .map(|p| json!([p.name, p.kind, p.duplicate_urls, p.clusters, p.advice]))
+            .collect::<Vec<_>>(),
+        "links": audit.links_to_fix.iter().map(|l| json!([l.from, l.link, l.to])).collect::<Vec<_>>(),
+        "folded": audit.folded.iter().map(|f| json!([f.link, f.folded_into, f.cause])).collect::<Vec<_>>(),
+        "sitemap": sitemap_rows(audit),
         "titles": group_rows(&audit.duplicate_titles),
         "descriptions": group_rows(&audit.duplicate_descriptions),
         "h1s": group_rows(&audit.duplicate_h1s),
@@ -163,6 +178,118 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
         "texts": text_rows,
         "missing": texts.missing,
     })
+}
+
+/// Orphan pages (in a sitemap, linked from no crawled page), then unlisted
+/// pages (linked, not in the sitemap), as `[url, what]` rows.
+fn sitemap_rows(audit: &Audit) -> Vec<Value> {
+    let orphans =
+        audit.orphan_pages.iter().flatten().map(|u| json!([u, "orphan: in the sitemap, linked from no page"]));
+    let unlisted = audit.unlisted_pages.iter().flatten().map(|u| json!([u, "unlisted: linked, not in the sitemap"]));
+    orphans.chain(unlisted).collect()
+}
+
+/// A section whose table the script renders from rows of `columns.len()`
+/// cells, sortable by any column.
+fn sortable_table(id: &str, title: &str, intro: &str, columns: &[&str], count: usize) -> String {
+    let ths: String =
+        columns.iter().enumerate().map(|(i, h)| format!(r#"<th data-sort="{i}">{}</th>"#, escape(h))).collect();
+    format!(
+        r#"<section id="{id}"><h2>{} <span class="count">{count}</span></h2><p class="intro">{}</p>
+<div class="controls"><input type="search" class="filter" placeholder="Filter…" aria-label="Filter {}"></div>
+<table id="{id}-table"><thead><tr>{ths}</tr></thead><tbody></tbody></table><div class="pager"></div></section>
+"#,
+        escape(title),
+        escape(intro),
+        escape(title)
+    )
+}
+
+/// The sections on why clusters exist and what to fix: clusters that differ
+/// the same way, the parameters that make duplicates and, with a crawl,
+/// the links to fix, folded URLs, orphan and unlisted pages, and what the
+/// crawl left out.
+fn cause_sections(audit: &Audit) -> String {
+    let mut h = sortable_table(
+        "rollup",
+        "What makes the duplicates",
+        "Clusters whose URLs differ the same way, on one line each, with the URL kept in one of them.",
+        &["Clusters", "Pages", "What differs", "Example URL to keep"],
+        audit.cause_rollup.len(),
+    );
+    h.push_str(&sortable_table(
+        "parameters",
+        "Parameters that make duplicates",
+        "Each query parameter that makes duplicate URLs, how many, and what to do about it.",
+        &["Parameter", "Kind", "Duplicate URLs", "Clusters", "What to do"],
+        audit.parameters.len(),
+    ));
+    let Some(crawl) = &audit.crawl else {
+        return h;
+    };
+    h.push_str(&sortable_table(
+        "links",
+        "Links to fix",
+        "Internal links to a duplicate instead of its cluster's URL to keep.",
+        &["Page", "Links to", "Should link to"],
+        audit.links_to_fix.len(),
+    ));
+    h.push_str(&sortable_table(
+        "folded",
+        "Folded URLs",
+        "Linked URLs the crawl folded into another before fetching (tracking parameters): duplicates for search engines all the same.",
+        &["Linked URL", "Folded into", "What differs"],
+        audit.folded.len(),
+    ));
+    if audit.orphan_pages.is_some() {
+        h.push_str(&sortable_table(
+            "sitemap",
+            "Orphan and unlisted pages",
+            "Pages a sitemap lists that no crawled page links to, and linked indexable pages the sitemap leaves out.",
+            &["URL", "What"],
+            audit.orphan_pages.iter().chain(&audit.unlisted_pages).map(Vec::len).sum(),
+        ));
+    }
+    let n = &crawl.not_followed;
+    h.push_str(&format!(
+        r#"<section id="crawl"><h2>Crawl</h2><p class="intro">{} pages fetched to depth {}. Not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond the depth limit, {} beyond the page limit, {} unusable links.</p>"#,
+        crawl.pages,
+        crawl.depth,
+        n.robots,
+        n.out_of_scope,
+        n.nofollow,
+        n.excluded,
+        n.beyond_depth,
+        n.beyond_max_pages,
+        n.unusable
+    ));
+    if crawl.canonicals_beyond > 0 || crawl.folded_beyond > 0 {
+        h.push_str(&format!(
+            r#"<p class="intro">{} canonical targets beyond the limits fetched anyway, to know their answer; {} folded links beyond those listed.</p>"#,
+            crawl.canonicals_beyond, crawl.folded_beyond
+        ));
+    }
+    for m in &crawl.moved_starts {
+        h.push_str(&format!(
+            r#"<p class="intro">Start page {} redirected to {}: its host was crawled too.</p>"#,
+            escape(&m.from),
+            escape(&m.to)
+        ));
+    }
+    h.push_str(r#"<table id="traps-table"><thead><tr><th>Trap pattern</th><th>Pages fetched</th><th>URLs skipped</th></tr></thead><tbody>"#);
+    for t in &crawl.traps {
+        h.push_str(&format!(
+            r#"<tr><td class="url">{}</td><td class="num">{}</td><td class="num">{}</td></tr>"#,
+            escape(&t.pattern),
+            t.fetched,
+            t.skipped
+        ));
+    }
+    if crawl.traps.is_empty() {
+        h.push_str(r#"<tr><td colspan="3" class="muted">No crawl trap.</td></tr>"#);
+    }
+    h.push_str("</tbody></table></section>\n");
+    h
 }
 
 fn card(value: &str, label: &str, class: &str, href: &str) -> String {
@@ -201,9 +328,10 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
     h.push_str(r#"<pre id="js-errors" hidden></pre>"#);
     h.push_str(&format!(
         r##"<header><h1>Duplicate content audit</h1><p class="meta">{} · similarity threshold {:.0}% (exact Jaccard of {}-word shingles) · thin below {} words · extractor {}{}</p>
-<nav><a href="#summary">Summary</a><a href="#clusters">Clusters</a><a href="#diff">Compare</a><a href="#pages">Pages</a><a href="#titles">Titles</a><a href="#descriptions">Descriptions</a><a href="#h1s">H1s</a><a href="#thin">Thin pages</a><a href="#errors">Errors</a></nav></header>
+<nav><a href="#summary">Summary</a><a href="#clusters">Clusters</a><a href="#rollup">Causes</a><a href="#parameters">Parameters</a>{}<a href="#diff">Compare</a><a href="#pages">Pages</a><a href="#titles">Titles</a><a href="#descriptions">Descriptions</a><a href="#h1s">H1s</a><a href="#thin">Thin pages</a><a href="#errors">Errors</a></nav></header>
 <main>
 "##,
+        if audit.crawl.is_some() { r##"<a href="#links">Links to fix</a><a href="#crawl">Crawl</a>"## } else { "" },
         escape(&audit.generator),
         audit.settings.threshold * 100.0,
         audit.settings.shingle_size,
@@ -239,14 +367,15 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
 
     h.push_str(&format!(
         r#"<section id="clusters"><h2>Duplicate clusters <span class="count">{}</span></h2>
-<p class="intro">Pages whose main text is at least {:.0}% the same. A cluster is <b>handled</b> when its pages agree, by rel=canonical or noindex, on one indexable URL that answers 200. Click a cluster for its pages and to compare any two.</p>
+<p class="intro">Pages whose main text is at least {:.0}% the same, worst first: indexable duplicates without a canonical, then other problems, then handled clusters, more pages first. A cluster is <b>handled</b> when its pages agree, by rel=canonical or noindex, on one indexable URL that answers 200. Each names what differs between its URLs and the URL to keep. Click a column to sort, a cluster for its pages and to compare any two.</p>
 <div class="controls"><input type="search" class="filter" placeholder="Filter by URL or issue…" aria-label="Filter clusters">
 <select class="status-filter" aria-label="Canonical status"><option value="">all clusters</option><option value="problem">problems</option><option value="handled">handled</option></select></div>
-<table id="clusters-table"><thead><tr><th>Cluster</th><th>Kind</th><th>Pages</th><th>Lowest similarity</th><th>Canonical status</th><th>Issues</th><th>Representative</th></tr></thead><tbody></tbody></table><div class="pager"></div></section>
+<table id="clusters-table"><thead><tr><th data-sort="0">Severity</th><th data-sort="1">Cluster</th><th data-sort="2">Kind</th><th data-sort="3">Pages</th><th data-sort="4">Lowest similarity</th><th data-sort="5">Canonical status</th><th data-sort="6">Issues</th><th data-sort="7">What differs</th><th data-sort="8">URL to keep</th></tr></thead><tbody></tbody></table><div class="pager"></div></section>
 "#,
         audit.clusters.len(),
         audit.settings.threshold * 100.0
     ));
+    h.push_str(&cause_sections(audit));
     h.push_str(
         r#"<section id="diff"><h2>Compare two pages</h2><p class="intro">Open a cluster above and pick any two of its pages, or follow a closest match in the pages table: their main texts open side by side, words only on the left struck out, words only on the right highlighted.</p></section>
 <div id="diff-overlay" class="overlay" hidden><div class="dialog" role="dialog" aria-modal="true" aria-labelledby="diff-title"><div class="dialog-head"><h3 id="diff-title">Compare two pages</h3><button type="button" id="diff-close">Close ✕</button></div><div id="diff-view"></div></div></div>

@@ -6,11 +6,14 @@
 //! columns SEO tools show (closest similarity match, number of near
 //! duplicates, canonical, indexability), the clusters with a verdict on
 //! whether canonical tags or `noindex` already handle them ([`canonical`]),
-//! duplicate titles, descriptions and h1s, thin pages and fetch errors. The
+//! duplicate titles, descriptions and h1s, thin pages and fetch errors.
+//! Each cluster names its URL to keep and why its URLs differ ([`keep`]);
+//! with a crawl ([`CrawlFacts`], [`site`]) the audit adds inlinks, the links
+//! to fix, folded URLs, orphan and unlisted pages and the crawl's traps. The
 //! writers render that one model: `report.json` (schema in
-//! `docs/audit-schema.md`), `pages.csv`, `clusters.csv` ([`csv`]) and a
-//! self-contained `report.html` ([`html`]) whose diff view reads the texts
-//! kept by [`texts`].
+//! `docs/audit-schema.md`), `pages.csv`, `clusters.csv`, `links_to_fix.csv`,
+//! `parameters.csv` ([`csv`]) and a self-contained `report.html` ([`html`])
+//! whose diff view reads the texts kept by [`texts`].
 //!
 //! A fresh run and a crawl kept in an index reach this one builder through
 //! the same page model: the `webdup` facade turns either into
@@ -19,6 +22,8 @@
 pub mod canonical;
 pub mod csv;
 pub mod html;
+pub mod keep;
+pub mod site;
 pub mod texts;
 
 use std::collections::HashMap;
@@ -36,7 +41,11 @@ use webdup_core::settings::{FingerprintSettings, MatchSettings};
 use webdup_core::units::Units;
 use webdup_core::verify::Measure;
 
+pub use keep::{KeptUrl, RollupRow};
+pub use site::{CrawlFacts, CrawlSection, FoldedLink, LinkToFix, MovedStart, NotFollowed, TrapRow};
 pub use texts::AuditTexts;
+
+use crate::causes::{Cause, ParameterRow};
 
 /// One page of a crawl as the audit reads it: its record (address, the
 /// exchange, redirects, metadata with canonical and indexability merged) and
@@ -62,7 +71,7 @@ pub enum Content {
 
 /// Version of `report.json`'s schema; bumped when a field changes meaning or
 /// goes away (added fields keep the version).
-pub const AUDIT_SCHEMA_VERSION: u32 = 1;
+pub const AUDIT_SCHEMA_VERSION: u32 = 2;
 
 /// Audit settings beyond the engine's.
 #[derive(Debug, Clone, Serialize)]
@@ -178,6 +187,12 @@ pub struct PageRow {
     /// Other pages at or above the threshold.
     pub near_duplicates: usize,
     pub cluster: Option<usize>,
+    /// Pages of the crawl that link to it (with `--follow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inlinks: Option<u32>,
+    /// Whether a sitemap given as an input lists it (with one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_sitemap: Option<bool>,
     /// Why the page could not be analysed.
     pub error: Option<String>,
 }
@@ -213,6 +228,10 @@ pub struct AuditCluster {
     /// `exact` when every member has the same text, else `near`.
     pub kind: &'static str,
     pub size: usize,
+    /// Rank by severity, 1 the worst (see [`keep::rank_severity`]).
+    pub severity: usize,
+    /// The member kept ([`AuditCluster::keep`]) when the URL to keep is a
+    /// member, else the member with the most confirmed links.
     pub representative: usize,
     /// `handled` (one URL is left to index) or `problem`.
     pub status: &'static str,
@@ -222,6 +241,11 @@ pub struct AuditCluster {
     pub canonical_target: Option<String>,
     /// Lowest member similarity to the representative.
     pub min_similarity: f64,
+    /// The URL the other members should point to, and why.
+    pub keep: KeptUrl,
+    /// What differs between the URL kept and the others, in one line.
+    pub cause: String,
+    pub causes: Vec<Cause>,
     pub issues: Vec<Issue>,
     pub members: Vec<AuditMember>,
 }
@@ -271,6 +295,23 @@ pub struct Audit {
     pub summary: AuditSummary,
     pub pages: Vec<PageRow>,
     pub clusters: Vec<AuditCluster>,
+    /// Clusters whose URLs differ the same way, one line each.
+    pub cause_rollup: Vec<RollupRow>,
+    /// The query parameters that make duplicate URLs, with what to do.
+    pub parameters: Vec<ParameterRow>,
+    /// Internal links to a duplicate that is not its cluster's URL to keep.
+    pub links_to_fix: Vec<LinkToFix>,
+    /// Linked URLs the crawl's normalization folded into another.
+    pub folded: Vec<FoldedLink>,
+    /// Sitemap URLs no crawled page links to (with a sitemap and a crawl).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orphan_pages: Option<Vec<String>>,
+    /// Linked, indexable pages answering 200 that no sitemap lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted_pages: Option<Vec<String>>,
+    /// What the crawl did (with `--follow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crawl: Option<CrawlSection>,
     pub duplicate_titles: Vec<ValueGroup>,
     pub duplicate_descriptions: Vec<ValueGroup>,
     pub duplicate_h1s: Vec<ValueGroup>,
@@ -280,7 +321,7 @@ pub struct Audit {
 }
 
 /// Rounds to 4 decimals: enough to rank pages, stable in snapshots.
-fn round(x: f64) -> f64 {
+pub(crate) fn round(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
@@ -290,16 +331,25 @@ use webdup_core::page::{CanonicalSource, NoindexSource};
 impl Audit {
     /// Builds the audit model of `pages` (in the order they are to be
     /// listed), whose analysed ones are fingerprinted in `docs` (sorted by
-    /// key) and clustered in `clustering`, under `settings`. `units` runs the
+    /// key) and clustered in `clustering`, under `settings`, with what the
+    /// `crawl` that found them saw when there was one. `units` runs the
     /// search for near misses.
     pub fn build(
         units: &impl Units,
         pages: &[AuditPage],
         docs: &[Fingerprint],
         clustering: &Clustering,
+        crawl: Option<&CrawlFacts>,
         settings: AuditSettings,
     ) -> Audit {
-        let rows = rows_of(pages, docs, settings.thin_words);
+        let graph = crawl.map(site::LinkGraph::of);
+        let mut rows = rows_of(pages, docs, settings.thin_words);
+        if let Some(g) = &graph {
+            for p in &mut rows.pages {
+                p.inlinks = Some(g.inlinks(&p.url));
+                p.in_sitemap = g.in_sitemap(p);
+            }
+        }
         // Every response of every redirect chain (so a canonical naming a
         // redirecting URL is seen as 301), and each page's final answer.
         let statuses = canonical::StatusIndex::from_hops(&rows.pages, pages.iter().flat_map(|p| &p.record.redirects));
@@ -309,43 +359,65 @@ impl Audit {
         // (a clustering of other documents) names no page.
         let page_of = |key: DocKey| position_of(docs, key).map(|i| page_of_doc[i]);
 
-        let clusters: Vec<AuditCluster> = clustering
+        let inlinks = |url: &str| graph.as_ref().map(|g| g.inlinks(url));
+        let mut clusters: Vec<AuditCluster> = clustering
             .clusters
             .iter()
             .map(|c| {
-                let members: Vec<AuditMember> = c
+                let (mut members, doc_of): (Vec<AuditMember>, Vec<usize>) = c
                     .members
                     .iter()
                     .filter_map(|m| {
-                        let page = page_of(m.key)?;
-                        Some(AuditMember {
+                        let doc = position_of(docs, m.key)?;
+                        let page = page_of_doc[doc];
+                        let member = AuditMember {
                             page,
                             url: pages[page].url.clone(),
                             representative: m.key == c.representative,
                             similarity: round(m.jaccard),
                             containment: round(m.containment),
                             exact: m.exact,
-                        })
+                        };
+                        Some((member, doc))
                     })
-                    .collect();
+                    .unzip();
                 for m in &members {
                     pages[m.page].cluster = Some(c.id);
                 }
+                let choice = keep::choose(&members, &pages, &statuses, inlinks);
+                if let Some(k) = choice.member {
+                    keep::represent(&mut members, &doc_of, docs, k);
+                }
+                let representative = match choice.member {
+                    Some(k) => members[k].page,
+                    None => page_of(c.representative).unwrap_or_default(),
+                };
                 let verdict = canonical::analyse(&members, &pages, &statuses);
                 AuditCluster {
                     id: c.id,
                     kind: if c.is_exact() { "exact" } else { "near" },
                     size: members.len(),
-                    representative: page_of(c.representative).unwrap_or_default(),
+                    severity: 0,
+                    representative,
                     status: if verdict.issues.is_empty() { "handled" } else { "problem" },
                     handled_by: verdict.handled_by,
                     canonical_target: verdict.target,
                     min_similarity: members.iter().map(|m| m.similarity).fold(1.0, f64::min),
+                    keep: choice.keep,
+                    cause: crate::causes::summary(&choice.causes),
+                    causes: choice.causes,
                     issues: verdict.issues,
                     members,
                 }
             })
             .collect();
+        keep::rank_severity(&mut clusters, &pages);
+        let cause_rollup = keep::rollup(&clusters);
+        let parameters = keep::parameters(&clusters);
+        let links_to_fix = graph.as_ref().map(|g| g.links_to_fix(&clusters)).unwrap_or_default();
+        let folded = crawl.map(site::folded).unwrap_or_default();
+        let orphan_pages = graph.as_ref().zip(crawl).and_then(|(g, c)| g.orphans(c));
+        let unlisted_pages = graph.as_ref().and_then(|g| g.unlisted(&pages, &clusters));
 
         let duplicate_titles = value_groups(&pages, |p| p.title.as_deref());
         let duplicate_descriptions = value_groups(&pages, |p| p.description.as_deref());
@@ -391,6 +463,13 @@ impl Audit {
             summary,
             pages,
             clusters,
+            cause_rollup,
+            parameters,
+            links_to_fix,
+            folded,
+            orphan_pages,
+            unlisted_pages,
+            crawl: crawl.map(CrawlSection::of),
             duplicate_titles,
             duplicate_descriptions,
             duplicate_h1s,
@@ -406,7 +485,7 @@ impl Audit {
         Ok(())
     }
 
-    /// Writes the four report files into `dir` (created if missing); the
+    /// Writes the report files into `dir` (created if missing); the
     /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
     /// (Excel then reads non-Latin text right).
     pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
@@ -425,6 +504,14 @@ impl Audit {
         let mut w = file("clusters.csv")?;
         w.write_all(bom)?;
         csv::write_clusters(self, &mut w)?;
+        w.flush()?;
+        let mut w = file("links_to_fix.csv")?;
+        w.write_all(bom)?;
+        csv::write_links_to_fix(self, &mut w)?;
+        w.flush()?;
+        let mut w = file("parameters.csv")?;
+        w.write_all(bom)?;
+        csv::write_parameters(self, &mut w)?;
         w.flush()?;
         let mut w = file("report.html")?;
         html::write(self, texts, &mut w)?;
@@ -463,6 +550,8 @@ fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16
         closest_similarity: None,
         near_duplicates: 0,
         cluster: None,
+        inlinks: None,
+        in_sitemap: None,
         error: None,
     }
 }
@@ -690,7 +779,7 @@ mod tests {
         ];
         let settings = settings();
         let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
-        let audit = Audit::build(&InTurn, &pages, &docs, &clustering, settings);
+        let audit = Audit::build(&InTurn, &pages, &docs, &clustering, None, settings);
         let rows: Vec<(&str, &str)> = audit.pages.iter().map(|p| (p.url.as_str(), p.indexability)).collect();
         assert_eq!(
             rows,

@@ -41,6 +41,7 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     var pager = section.querySelector(".pager");
     var filter = section.querySelector(".filter");
     var state = { page: 0, shown: rows, sortCol: null, sortDir: 1 };
+    var key = opts.key || function (r, c) { return r[c]; };
     function apply() {
       var q = filter ? filter.value.trim().toLowerCase() : "";
       var shown = rows.filter(function (r) {
@@ -49,7 +50,7 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
       if (state.sortCol != null) {
         var c = state.sortCol, d = state.sortDir;
         shown = shown.slice().sort(function (a, b) {
-          var x = opts.key(a, c), y = opts.key(b, c);
+          var x = key(a, c), y = key(b, c);
           if (x == null && y == null) return 0;
           if (x == null) return 1;
           if (y == null) return -1;
@@ -249,21 +250,29 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
   D.clusters.forEach(function (c) { byId[c[0]] = c; });
   var open = {};
   var statusFilter = document.querySelector("#clusters .status-filter");
+  // Rows come worst first (c[10] is the severity rank); an issue names how
+  // many members it concerns, its message (with their URLs) on hover.
+  var clusterKey = [10, 0, 1, 2, 3, 4, null, 11, 12];
   var clusterTable = Table("clusters", D.clusters, function (c, frag) {
     var tr = el("tr", { class: "cluster" + (open[c[0]] ? " open" : ""), "data-cluster": c[0] });
     var issues = el("td");
-    c[7].forEach(function (i) { issues.append(el("span", { class: "issue", title: i[1] }, el("code", null, i[0]), i[1])); });
+    c[7].forEach(function (i) {
+      issues.append(el("span", { class: "issue", title: i[1] }, el("code", null, i[0]), i[2] + " of " + c[2] + " members"));
+    });
     if (!c[7].length) issues.append(el("span", { class: "muted" }, c[5] ? "handled by " + c[5] + (c[6] ? " → " + c[6] : "") : ""));
     var link = el("a", { href: "#cluster=" + c[0], title: "Link to this cluster" }, "#" + c[0]);
     link.onclick = function (e) { e.stopPropagation(); };
-    tr.append(el("td", { class: "num" }, link), el("td", null, el("span", { class: "badge " + c[1] }, c[1])), td(c[2], "num"), td(pct(c[3]), "num"),
-      el("td", null, el("span", { class: "badge " + c[4] }, c[4])), issues, td(url(c[9]), "url"));
+    tr.append(td(c[10], "num"), el("td", { class: "num" }, link), el("td", null, el("span", { class: "badge " + c[1] }, c[1])), td(c[2], "num"), td(pct(c[3]), "num"),
+      el("td", null, el("span", { class: "badge " + c[4] }, c[4])), issues, td(c[11]),
+      el("td", { class: "url" }, c[12], el("div", { class: "muted" }, c[13])));
     tr.onclick = function () { open[c[0]] = !open[c[0]]; clusterTable.apply(); };
     frag.appendChild(tr);
     if (open[c[0]]) frag.appendChild(memberRow(c));
   }, {
-    text: function (c) { return c[8].map(function (m) { return url(m[0]); }).join(" ") + " " + c[7].map(function (i) { return i[0] + " " + i[1]; }).join(" "); },
+    text: function (c) { return c[8].map(function (m) { return url(m[0]); }).join(" ") + " " + c[7].map(function (i) { return i[0] + " " + i[1]; }).join(" ") + " " + c[11]; },
     keep: function (c) { return !statusFilter.value || c[4] === statusFilter.value; },
+    key: function (c, col) { return col === 6 ? c[7].length : c[clusterKey[col]]; },
+    descFirst: function (col) { return col === 3 || col === 6; },
     unfilter: function () { statusFilter.value = ""; },
   });
   statusFilter.addEventListener("change", function () { clusterTable.apply(); });
@@ -276,8 +285,8 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     var body = el("tbody");
     c[8].forEach(function (m) {
       var p = D.pages[m[0]];
-      var cmp = m[0] === rep ? el("span", { class: "muted" }, "representative")
-        : el("a", { href: "#diff=" + rep + "," + m[0] }, "compare with representative");
+      var cmp = m[0] === rep ? el("span", { class: "muted" }, c[12] === p[URL] ? "URL to keep" : "representative")
+        : el("a", { href: "#diff=" + rep + "," + m[0] }, "compare with " + (c[12] === D.pages[rep][URL] ? "the URL to keep" : "representative"));
       body.append(el("tr", null, td(p[URL], "url"), td(m[3] ? "exact" : pct(m[1]), "num"), td(pct(m[2]), "num"), td(p[STATUS]),
         td(p[9] == null ? "—" : p[9] === p[URL] ? "self" : p[9], "url"), td(p[10] ? "noindex" : ""), el("td", null, cmp)));
     });
@@ -291,7 +300,8 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     });
     var go = el("button", { type: "button" }, "Compare");
     go.onclick = function () { location.hash = "#diff=" + selA.value + "," + selB.value; };
-    var cell = el("td", { colspan: 7 }, table, el("div", { class: "pairpick" }, "Compare any two:", selA, selB, go));
+    var keep = el("p", { class: "keep" }, "Keep ", el("b", null, c[12]), " — " + c[13] + (c[11] ? " · what differs: " + c[11] : ""));
+    var cell = el("td", { colspan: 9 }, keep, table, el("div", { class: "pairpick" }, "Compare any two:", selA, selB, go));
     cell.onclick = function (e) { e.stopPropagation(); };
     return el("tr", { class: "members" }, cell);
   }
@@ -329,6 +339,26 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
   Table("errors", D.errors, function (e, frag) {
     frag.appendChild(el("tr", null, td(url(e[0]), "url"), td(D.pages[e[0]][STATUS]), td(e[1]), td(e[2])));
   }, { text: function (e) { return url(e[0]) + " " + e[1] + " " + e[2]; } });
+
+  // ---- Causes, parameters and, with a crawl, links to fix, folded URLs, the sitemap ----
+  function rowTable(id, rows, numeric, descFirst) {
+    if (!document.getElementById(id)) return;
+    Table(id, rows, function (r, frag) {
+      var tr = el("tr");
+      r.forEach(function (v, i) {
+        tr.append(td(v, numeric.indexOf(i) >= 0 ? "num" : typeof v === "string" && /^[a-z]+:\/\//i.test(v) ? "url" : null));
+      });
+      frag.appendChild(tr);
+    }, {
+      text: function (r) { return r.join(" "); },
+      descFirst: function (c) { return descFirst.indexOf(c) >= 0; },
+    });
+  }
+  rowTable("rollup", D.rollup, [0, 1], [0, 1]);
+  rowTable("parameters", D.parameters, [2, 3], [2, 3]);
+  rowTable("links", D.links, [], []);
+  rowTable("folded", D.folded, [], []);
+  rowTable("sitemap", D.sitemap, [], []);
 
   // `report.html#cluster=N` opens cluster N's members (a link to share).
   function openClusterFromHash() {

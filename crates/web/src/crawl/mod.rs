@@ -17,7 +17,7 @@ pub mod trap;
 #[cfg(feature = "http")]
 mod walk;
 
-pub use frontier::{CrawlSummary, Frontier, Limits, NotFollowed, Trap, Urls};
+pub use frontier::{CrawlSummary, Frontier, Limits, MAX_FOLDED, NotFollowed, Trap, Urls, listed};
 pub use links::{Link, LinkKind, PageLinks, page_links};
 pub use scope::{Scope, ScopeKind};
 

@@ -16,6 +16,8 @@ use std::collections::HashMap;
 
 use webdup_core::sketch::simhash;
 
+use super::frontier::Bits;
+
 /// SimHash distance under which a page repeats another: the same text, or
 /// nearly (a URL or date echoed in it). Four 16-bit bands find every pair
 /// within 3 bits.
@@ -31,8 +33,8 @@ pub(crate) struct Repeats {
     bands: [HashMap<u16, Vec<u32>>; 4],
     /// Sketches of the level being fetched (searchable once it ends).
     level: Vec<u64>,
-    /// Bit per URL id: linked from a page that is no repeat (or a start).
-    from_original: Vec<u64>,
+    /// URL ids linked from a page that is no repeat (or start pages).
+    from_original: Bits,
 }
 
 fn band(sketch: u64, b: usize) -> u16 {
@@ -60,7 +62,7 @@ impl Repeats {
         self.level.push(s);
         if patterned || !self.repeats(s) {
             Expand::Original
-        } else if id.is_some_and(|id| self.is_from_original(id)) {
+        } else if id.is_some_and(|id| self.from_original.has(id)) {
             Expand::Repeat
         } else {
             Expand::No
@@ -69,15 +71,7 @@ impl Repeats {
 
     /// `id` is a start page or linked from a page that is no repeat.
     pub(crate) fn mark(&mut self, id: u32) {
-        let (word, bit) = (id as usize / 64, id % 64);
-        if self.from_original.len() <= word {
-            self.from_original.resize(word + 1, 0);
-        }
-        self.from_original[word] |= 1 << bit;
-    }
-
-    fn is_from_original(&self, id: u32) -> bool {
-        self.from_original.get(id as usize / 64).is_some_and(|w| w >> (id % 64) & 1 == 1)
+        self.from_original.set(id);
     }
 
     /// The level ended: its pages become earlier pages.

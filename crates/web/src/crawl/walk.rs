@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use url::Url;
 use webdup_core::DocKey;
-use webdup_core::progress::{Progress, Quiet};
+use webdup_core::progress::{CrawlCounts, Progress, Quiet};
 
 use super::frontier::{CrawlSummary, Frontier};
 use super::links::page_links;
@@ -49,9 +49,12 @@ impl Fetcher {
         let mut level = starts;
         let mut next_key = keys.first;
         let mut moved: Vec<(String, String)> = Vec::new();
+        let mut counts = CrawlCounts::default();
         loop {
             let depth = frontier.depth();
+            let mut left = level.len() as u64;
             self.for_each(level, &Quiet, |outcome| {
+                left -= 1;
                 let key = outcome.record.key;
                 if let Some(url) = requested.remove(&key) {
                     let final_url = outcome.record.final_url.as_deref().and_then(|u| Url::parse(u).ok());
@@ -81,16 +84,22 @@ impl Fetcher {
                         sketch,
                     );
                 }
+                counts.found = frontier.discovered() as u64;
+                counts.queued = left + frontier.queued() as u64;
                 // A link robots.txt disallows is not a page of the crawl
                 // (a start page named by the user is, as in a list).
                 if depth > 0 && outcome.record.error.as_ref().is_some_and(|e| e.kind == FetchErrorKind::Robots) {
                     frontier.disallowed();
+                    progress.crawled(counts);
                     return;
                 }
+                counts.fetched += 1;
                 if outcome.record.error.is_some() {
+                    counts.errors += 1;
                     progress.fail(1);
                 }
                 progress.advance(1);
+                progress.crawled(counts);
                 f(outcome);
             });
             let next = frontier.next_level();

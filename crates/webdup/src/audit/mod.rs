@@ -36,6 +36,8 @@
 mod stored;
 
 #[cfg(feature = "http")]
+use webdup_core::DocKey;
+#[cfg(feature = "http")]
 use webdup_core::page::PageRecord;
 
 use crate::engine::{Clustering, Config, Corpus};
@@ -60,11 +62,13 @@ pub struct Audited {
 /// and texts): one page per final URL ([`crate::run::Loaded::fold_redirects`]:
 /// an old URL that redirects to a page of the run gets a redirect row, not a
 /// second copy of the page), duplicates found, the model built with the
-/// pages in input order, fetched, failed or folded.
+/// pages in input order, fetched, failed or folded. A run that followed
+/// links adds what the crawl saw ([`crawl_facts`]).
 #[cfg(feature = "http")]
 pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig) -> Audited {
     loaded.fold_redirects();
     let clustering = crate::engine::find_duplicates(&loaded.corpus, config);
+    let facts = loaded.crawl.as_ref().map(|c| crawl_facts(c, &loaded.pages));
     // The audit lists an analysed or failed page under its input as given;
     // a folded one under the URL its fetch asked for.
     let pages: Vec<AuditPage> = loaded
@@ -78,20 +82,64 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
             AuditPage { record, content: p.content }
         })
         .collect();
-    let built = build(&loaded.corpus, &pages, &clustering, config, audit);
+    let built = build(&loaded.corpus, &pages, &clustering, facts.as_ref(), config, audit);
     let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
     Audited { corpus: loaded.corpus, clustering, audit: built, texts }
 }
 
 /// Builds the audit model of `pages` (in the order listed), whose analysed
-/// documents are `corpus`'s, clustered as `clustering`.
+/// documents are `corpus`'s, clustered as `clustering`, found by `crawl`
+/// when links were followed.
 pub fn build(
     corpus: &Corpus,
     pages: &[AuditPage],
     clustering: &Clustering,
+    crawl: Option<&CrawlFacts>,
     config: &Config,
     audit: &AuditConfig,
 ) -> Audit {
     let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
-    Audit::build(&Threads, pages, &corpus.docs, clustering, settings)
+    Audit::build(&Threads, pages, &corpus.docs, clustering, crawl, settings)
+}
+
+/// The crawl as the audit reads it: each link's source named by the URL
+/// its page was served from (the crawl names it by key), every count and
+/// trap as the crawl reported it.
+#[cfg(feature = "http")]
+pub fn crawl_facts(crawl: &crate::crawl::CrawlSummary, pages: &[crate::run::RunPage]) -> CrawlFacts {
+    let url_of: std::collections::HashMap<DocKey, &str> =
+        pages.iter().map(|p| (p.key, p.record.effective_url())).collect();
+    let n = &crawl.not_followed;
+    CrawlFacts {
+        pages: crawl.pages,
+        depth: crawl.depth,
+        links: crawl
+            .edges
+            .iter()
+            .filter_map(|(from, to)| Some((url_of.get(from)?.to_string(), to.to_string())))
+            .collect(),
+        listed: crawl.listed.as_ref().map(|l| l.iter().map(|u| u.to_string()).collect()),
+        folded: crawl.folded.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+        folded_beyond: crawl.folded_beyond,
+        canonicals_beyond: crawl.canonicals_beyond,
+        traps: crawl
+            .traps
+            .iter()
+            .map(|t| TrapRow { pattern: t.pattern.clone(), fetched: t.fetched, skipped: t.skipped })
+            .collect(),
+        not_followed: NotFollowed {
+            robots: n.robots,
+            out_of_scope: n.out_of_scope,
+            nofollow: n.nofollow,
+            excluded: n.excluded,
+            beyond_depth: n.beyond_depth,
+            beyond_max_pages: n.beyond_max_pages,
+            unusable: n.unusable,
+        },
+        moved_starts: crawl
+            .moved_starts
+            .iter()
+            .map(|(from, to)| MovedStart { from: from.clone(), to: to.clone() })
+            .collect(),
+    }
 }

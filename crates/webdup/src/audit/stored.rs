@@ -91,7 +91,7 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
         pages.push(AuditPage { record, content });
     }
     let clustering = crate::engine::find_duplicates(&corpus, config);
-    let mut built = build(&corpus, &pages, &clustering, config, audit);
+    let mut built = build(&corpus, &pages, &clustering, None, config, audit);
     built.source = Some(AuditSource {
         kind: "index",
         index: index.path().display().to_string(),

@@ -19,6 +19,7 @@
 pub mod canonical;
 pub mod csv;
 pub mod html;
+pub mod since;
 pub mod texts;
 
 use std::collections::HashMap;
@@ -277,6 +278,9 @@ pub struct Audit {
     /// Pages under `settings.thin_words` words, fewest first.
     pub thin_pages: Vec<usize>,
     pub errors: Vec<ErrorRow>,
+    /// What changed since an older crawl of the index (`--since`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<since::Changes>,
 }
 
 /// Rounds to 4 decimals: enough to rank pages, stable in snapshots.
@@ -396,6 +400,7 @@ impl Audit {
             duplicate_h1s,
             thin_pages,
             errors,
+            since: None,
         }
     }
 
@@ -406,7 +411,8 @@ impl Audit {
         Ok(())
     }
 
-    /// Writes the four report files into `dir` (created if missing); the
+    /// Writes the four report files into `dir` (created if missing), and
+    /// `changes.csv` with [`Audit::since`]; the
     /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
     /// (Excel then reads non-Latin text right).
     pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
@@ -426,6 +432,12 @@ impl Audit {
         w.write_all(bom)?;
         csv::write_clusters(self, &mut w)?;
         w.flush()?;
+        if let Some(changes) = &self.since {
+            let mut w = file("changes.csv")?;
+            w.write_all(bom)?;
+            since::write_csv(changes, &mut w)?;
+            w.flush()?;
+        }
         let mut w = file("report.html")?;
         html::write(self, texts, &mut w)?;
         w.flush()?;

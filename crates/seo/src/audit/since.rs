@@ -282,8 +282,12 @@ fn cluster_changes(old: &Audit, new: &Audit, address: &HashMap<&str, &str>) -> V
         }
         count.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map(|(c, _)| c)
     };
-    let analysed: BTreeSet<&str> =
-        new.pages.iter().filter(|p| p.error.is_none() && p.indexability != "redirect").map(|p| p.url.as_str()).collect();
+    let analysed: BTreeSet<&str> = new
+        .pages
+        .iter()
+        .filter(|p| p.error.is_none() && p.indexability != "redirect")
+        .map(|p| p.url.as_str())
+        .collect();
 
     let mut rows: Vec<(Change, Option<usize>, Option<usize>)> = Vec::new();
     for (o, pair) in old_pair.iter().enumerate() {
@@ -503,7 +507,11 @@ pub fn html_section(audit: &Audit) -> String {
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td></tr>\n",
             escape(&m.old_url),
             escape(&m.new_url),
-            if m.redirected { "yes".to_string() } else { format!("no ({})", escape(m.reason.as_deref().unwrap_or(""))) },
+            if m.redirected {
+                "yes".to_string()
+            } else {
+                format!("no ({})", escape(m.reason.as_deref().unwrap_or("")))
+            },
             m.jaccard * 100.0,
             m.confidence.map_or("–", Confidence::as_str),
             cluster_cell(m.new_cluster, true),
@@ -530,7 +538,8 @@ mod tests {
     /// and `clusters`: member paths (the first the representative) and a
     /// status.
     fn audit(pages: &[&str], failed: &[&str], clusters: &[(&[&str], &'static str)]) -> Audit {
-        let mut rows: Vec<_> = pages.iter().chain(failed).enumerate().map(|(n, p)| blank_row(n, url(p), None, None)).collect();
+        let mut rows: Vec<_> =
+            pages.iter().chain(failed).enumerate().map(|(n, p)| blank_row(n, url(p), None, None)).collect();
         for r in &mut rows[pages.len()..] {
             r.error = Some("fetch: http_status: HTTP 404".into());
             r.indexability = "non_200";
@@ -678,7 +687,15 @@ mod tests {
         assert_eq!(c.representative, url("b1"));
         assert_eq!(
             ch.summary,
-            ChangeSummary { regressed: 1, grown: 1, changed: 1, shrunk: 1, fixed: 1, unchanged: 1, ..Default::default() }
+            ChangeSummary {
+                regressed: 1,
+                grown: 1,
+                changed: 1,
+                shrunk: 1,
+                fixed: 1,
+                unchanged: 1,
+                ..Default::default()
+            }
         );
     }
 

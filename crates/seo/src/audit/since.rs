@@ -626,7 +626,9 @@ mod tests {
     }
 
     /// (change, old id, new id, added paths, removed paths)
-    fn rows(ch: &Changes) -> Vec<(&'static str, Option<usize>, Option<usize>, String, String)> {
+    type Row = (&'static str, Option<usize>, Option<usize>, String, String);
+
+    fn rows(ch: &Changes) -> Vec<Row> {
         let paths = |v: &[String]| v.iter().map(|u| u.trim_start_matches(A)).collect::<Vec<_>>().join(" ");
         ch.clusters
             .iter()
@@ -634,13 +636,7 @@ mod tests {
             .collect()
     }
 
-    fn row(
-        change: &'static str,
-        old: Option<usize>,
-        new: Option<usize>,
-        added: &str,
-        removed: &str,
-    ) -> (&'static str, Option<usize>, Option<usize>, String, String) {
+    fn row(change: &'static str, old: Option<usize>, new: Option<usize>, added: &str, removed: &str) -> Row {
         (change, old, new, added.into(), removed.into())
     }
 
@@ -745,7 +741,7 @@ mod tests {
         let new = audit(&["p1", "p2-new", "q-new"], &[], &[(&["p1", "p2-new"], "problem")]);
         let ch = compare(&old, &new, &moves(&[("p2", "p2-new")], &[("q", "q-new")]));
         assert_eq!(rows(&ch), [row("unchanged", Some(1), Some(1), "", "")]);
-        let moved: Vec<(&str, &str, bool, Option<usize>, Option<usize>, f64)> = ch
+        let moved: Vec<_> = ch
             .moved
             .iter()
             .map(|m| (m.old_url.as_str(), m.new_url.as_str(), m.redirected, m.old_cluster, m.new_cluster, m.jaccard))

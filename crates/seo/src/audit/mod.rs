@@ -15,6 +15,9 @@
 //! A fresh run and a crawl kept in an index reach this one builder through
 //! the same page model: the `webdup` facade turns either into
 //! [`AuditPage`]s (`webdup::audit::run`, `webdup::audit::from_index`).
+//!
+//! Two audits of crawls of one index compare through [`since`]: what
+//! changed in the duplicates between them, kept as [`Audit::since`].
 
 pub mod canonical;
 pub mod csv;

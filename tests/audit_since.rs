@@ -213,6 +213,11 @@ fn changes_since_an_older_crawl_in_json_csv_and_html() {
     let section = doc.select(&sel("section#since")).next().expect("the changes section");
     let heading: String = section.select(&sel("h2")).next().unwrap().text().collect();
     assert_eq!(heading, "Changes since crawl old 4");
+    let intro: String = section.select(&sel("p.intro")).next().unwrap().text().collect();
+    assert!(
+        intro.starts_with("Crawl new against crawl old: 1 new · 1 grown · 1 fixed · 1 gone · 1 pages moved."),
+        "{intro}"
+    );
     let kinds: Vec<String> =
         section.select(&sel("#since-table tbody tr td:first-child")).map(|td| td.text().collect()).collect();
     assert_eq!(kinds, ["new", "grown", "fixed", "gone"]);

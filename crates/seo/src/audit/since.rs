@@ -463,9 +463,11 @@ pub fn html_section(audit: &Audit) -> String {
         (s.moved, "pages moved"),
     ]
     .iter()
+    .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
     .collect::<Vec<_>>()
     .join(" · ");
+    let counts = if counts.is_empty() { "no cluster of either crawl".to_string() } else { counts };
     let mut h = format!(
         r#"<section id="since"><h2>Changes since crawl {} <span class="count">{}</span></h2>
 <p class="intro">Crawl {} against crawl {}: {counts}. Clusters are compared by their members' URLs (a moved page at its new URL). Old cluster numbers are those of the older crawl's report.</p>
@@ -495,8 +497,8 @@ pub fn html_section(audit: &Audit) -> String {
     }
     h.push_str(&format!(
         r#"</tbody></table>
-<h3>Pages moved <span class="count">{}</span></h3><p class="intro">Pages of crawl {} whose content crawl {} serves at another URL (lost and found). Add a redirect where none is in place.</p>
-<table id="moved-table"><thead><tr><th>Old URL</th><th>New URL</th><th>Redirect in place</th><th>Similarity</th><th>Confidence</th><th>Cluster</th></tr></thead><tbody>
+<h3>Pages moved ({})</h3><p class="intro">Pages of crawl {} whose content crawl {} serves at another URL (lost and found). Add a redirect where none is in place.</p>
+<table id="moved-table"><thead><tr><th>Old URL</th><th>New URL</th><th>Redirect in place</th><th>Similarity</th><th>Confidence</th><th>Cluster now</th></tr></thead><tbody>
 "#,
         ch.moved.len(),
         escape(&ch.old_crawl),

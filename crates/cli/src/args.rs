@@ -98,6 +98,11 @@ pub enum Command {
         /// fetched last].
         #[arg(long, value_name = "NAME")]
         crawl: Option<String>,
+        /// With --index: also report what changed since this older crawl
+        /// of the index (clusters new, grown, shrunk, fixed, gone...; pages
+        /// moved), in report.json's `since`, changes.csv and report.html.
+        #[arg(long, value_name = "OLD")]
+        since: Option<String>,
         #[command(flatten)]
         common: CommonArgs,
         /// Directory for the report files (created if missing).

@@ -87,15 +87,18 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Neighbors { inputs, common, output, top, min_similarity } => {
             neighbors::run(&inputs, &common, &output, top, min_similarity)
         }
-        Command::Audit { inputs, index: Some(path), crawl, common, out, thin_words, csv_bom } => {
+        Command::Audit { inputs, index: Some(path), crawl, since, common, out, thin_words, csv_bom } => {
             debug_assert!(inputs.is_empty(), "clap rejects inputs with --index");
-            audit::run_index(&path, crawl.as_deref(), &common, &out, thin_words, csv_bom)
+            audit::run_index(&path, crawl.as_deref(), since.as_deref(), &common, &out, thin_words, csv_bom)
         }
-        Command::Audit { inputs, index: None, crawl, common, out, thin_words, csv_bom } => {
+        Command::Audit { inputs, index: None, crawl, since, common, out, thin_words, csv_bom } => {
             // Not clap's `requires`: it is waived once INPUT, which conflicts
             // with --index, is given.
             if crawl.is_some() {
                 bail!("--crawl picks a crawl of an index: give --index FILE (and no INPUT)");
+            }
+            if since.is_some() {
+                bail!("--since compares two crawls of an index: give --index FILE (and no INPUT)");
             }
             audit::run(&inputs, &common, &out, thin_words, csv_bom)
         }

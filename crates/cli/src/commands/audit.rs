@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 
 use webdup::audit::{self, Audit, AuditConfig, AuditTexts};
 use webdup::report::terminal_safe;
@@ -27,18 +27,34 @@ pub fn run(
     Ok(exit_for(&audited.corpus))
 }
 
-/// `webdup audit --index FILE [--crawl NAME]`: the same report from what the
-/// index stored, compared under the index's own settings.
+/// `webdup audit --index FILE [--crawl NAME] [--since OLD]`: the same
+/// report from what the index stored, compared under the index's own
+/// settings; with `--since`, with what changed since crawl OLD.
 pub fn run_index(
     path: &Path,
     crawl: Option<&str>,
+    since: Option<&str>,
     common: &CommonArgs,
     out: &Path,
     thin_words: usize,
     csv_bom: bool,
 ) -> anyhow::Result<ExitCode> {
     let (index, config) = index::open_to_recluster(path, common)?;
-    let audited = audit::from_index(&index, crawl, &config, &AuditConfig { thin_words })?;
+    let settings = AuditConfig { thin_words };
+    let audited = match since {
+        Some(old) => {
+            let new = index.choose_crawl(crawl)?;
+            if index.choose_crawl(Some(old))? == new {
+                bail!(
+                    "--since {} names the crawl being audited: give an older crawl of {}",
+                    terminal_safe(old),
+                    path.display()
+                );
+            }
+            audit::since(&index, Some(&new), old, &config, &settings)?
+        }
+        None => audit::from_index(&index, crawl, &config, &settings)?,
+    };
     write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&audited.corpus))
 }
@@ -65,6 +81,21 @@ fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool, csv_bom: bo
             s.errors,
             out.join("report.html").display()
         );
+        if let Some(ch) = &audit.since {
+            let c = &ch.summary;
+            eprintln!(
+                "webdup: since crawl {}: {} clusters new, {} grown, {} regressed, {} fixed, {} gone, {} otherwise changed; \
+                 {} pages moved",
+                terminal_safe(&ch.old_crawl),
+                c.new,
+                c.grown,
+                c.regressed,
+                c.fixed,
+                c.gone,
+                c.split + c.changed + c.shrunk + c.merged,
+                c.moved
+            );
+        }
     }
     Ok(())
 }

@@ -364,6 +364,7 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
     h.push_str("<figcaption>Clusters by number of pages</figcaption></figure><figure>");
     h.push_str(&similarity_chart(audit));
     h.push_str("<figcaption>Pages by similarity of their closest match</figcaption></figure></div></section>\n");
+    h.push_str(&super::since::html_section(audit));
 
     h.push_str(&format!(
         r#"<section id="clusters"><h2>Duplicate clusters <span class="count">{}</span></h2>

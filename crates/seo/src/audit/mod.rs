@@ -18,11 +18,15 @@
 //! A fresh run and a crawl kept in an index reach this one builder through
 //! the same page model: the `webdup` facade turns either into
 //! [`AuditPage`]s (`webdup::audit::run`, `webdup::audit::from_index`).
+//!
+//! Two audits of crawls of one index compare through [`since`]: what
+//! changed in the duplicates between them, kept as [`Audit::since`].
 
 pub mod canonical;
 pub mod csv;
 pub mod html;
 pub mod keep;
+pub mod since;
 pub mod site;
 pub mod texts;
 
@@ -318,6 +322,9 @@ pub struct Audit {
     /// Pages under `settings.thin_words` words, fewest first.
     pub thin_pages: Vec<usize>,
     pub errors: Vec<ErrorRow>,
+    /// What changed since an older crawl of the index (`--since`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<since::Changes>,
 }
 
 /// Rounds to 4 decimals: enough to rank pages, stable in snapshots.
@@ -475,6 +482,7 @@ impl Audit {
             duplicate_h1s,
             thin_pages,
             errors,
+            since: None,
         }
     }
 
@@ -485,7 +493,8 @@ impl Audit {
         Ok(())
     }
 
-    /// Writes the report files into `dir` (created if missing); the
+    /// Writes the report files into `dir` (created if missing), with
+    /// `changes.csv` when [`Audit::since`] is set; the
     /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
     /// (Excel then reads non-Latin text right).
     pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
@@ -513,6 +522,12 @@ impl Audit {
         w.write_all(bom)?;
         csv::write_parameters(self, &mut w)?;
         w.flush()?;
+        if let Some(changes) = &self.since {
+            let mut w = file("changes.csv")?;
+            w.write_all(bom)?;
+            since::write_csv(changes, &mut w)?;
+            w.flush()?;
+        }
         let mut w = file("report.html")?;
         html::write(self, texts, &mut w)?;
         w.flush()?;

@@ -44,7 +44,7 @@ use crate::engine::{Clustering, Config, Corpus};
 use crate::threads::Threads;
 
 #[cfg(feature = "store")]
-pub use stored::from_index;
+pub use stored::{from_index, since};
 pub use webdup_seo::audit::*;
 
 /// An audit and what it was made from.

@@ -105,6 +105,27 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
     Ok(Audited { corpus, clustering, audit: built, texts })
 }
 
+/// Audits crawl `crawl` of `index` as [`from_index`] does, with what
+/// changed since crawl `old` ([`Audit::since`](super::Audit::since)): the
+/// old crawl audited with the same settings, lost-and-found's map from it to
+/// the audited crawl, and the two compared ([`super::since::compare`]).
+/// Fails with [`store::Error::UnknownCrawl`] when either crawl is not in
+/// the index. Comparing a crawl with itself reports every cluster unchanged.
+pub fn since(
+    index: &Index,
+    crawl: Option<&str>,
+    old: &str,
+    config: &Config,
+    audit: &AuditConfig,
+) -> store::Result<Audited> {
+    let (new, old) = (index.choose_crawl(crawl)?, index.choose_crawl(Some(old))?);
+    let mut audited = from_index(index, Some(&new), config, audit)?;
+    let before = from_index(index, Some(&old), config, audit)?.audit;
+    let moves = store::lost_and_found::lost_and_found(index, &old, &new, &Default::default())?;
+    audited.audit.since = Some(super::since::compare(&before, &audited.audit, &moves));
+    Ok(audited)
+}
+
 /// The failure a fresh run would have reported for a stored failed page.
 /// The index keeps the fetcher's own kind (`http_status`, `dns`, ...) where
 /// a run reports kind `fetch` with that kind leading the message; other

@@ -525,6 +525,7 @@ pub fn html_section(audit: &Audit) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::keep::KeptUrl;
     use super::super::{AuditConfig, AuditMember, AuditSettings, AuditSummary, blank_row};
     use super::*;
     use crate::lost_and_found::{AlreadyRedirected, Redirect};
@@ -558,7 +559,11 @@ mod tests {
                 status,
                 handled_by: None,
                 canonical_target: None,
+                severity: i + 1,
                 min_similarity: 1.0,
+                keep: KeptUrl { url: url(members[0]), reason: String::new() },
+                cause: String::new(),
+                causes: Vec::new(),
                 issues: Vec::new(),
                 members: members
                     .iter()
@@ -591,6 +596,13 @@ mod tests {
             summary: AuditSummary::default(),
             pages: rows,
             clusters,
+            cause_rollup: Vec::new(),
+            parameters: Vec::new(),
+            links_to_fix: Vec::new(),
+            folded: Vec::new(),
+            orphan_pages: None,
+            unlisted_pages: None,
+            crawl: None,
             duplicate_titles: Vec::new(),
             duplicate_descriptions: Vec::new(),
             duplicate_h1s: Vec::new(),

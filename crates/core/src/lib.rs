@@ -23,6 +23,7 @@
 
 pub mod candidates;
 pub mod cluster;
+pub mod crawl;
 pub mod dedup;
 pub mod doc;
 pub mod fingerprint;

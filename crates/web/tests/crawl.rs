@@ -4,11 +4,12 @@
 
 #![cfg(feature = "http")]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+#[path = "../../../tests/support/site.rs"]
+mod site;
+
+use site::{Reply, Site};
 
 use webdup_core::DocKey;
 use webdup_core::progress::Quiet;
@@ -19,12 +20,11 @@ use webdup_web::source::{Location, Source};
 const ARTICLE: &str = "The harbour office posts the winter ferry timetable every monday morning by the \
     ticket window, and crossings to the island take forty minutes in calm weather.";
 
-/// The site: (status, extra header lines, body) for a request path.
-fn page(path: &str) -> (u16, String, String) {
-    let html =
-        |body: String| (200, String::new(), format!("<html><head><title>t</title></head><body>{body}</body></html>"));
+/// The site: the reply to a request path.
+fn page(path: &str) -> Reply {
+    let html = |body: String| Reply::html(format!("<html><head><title>t</title></head><body>{body}</body></html>"));
     match path {
-        "/robots.txt" => (200, String::new(), "User-agent: *\nDisallow: /private/\n".into()),
+        "/robots.txt" => Reply::text("User-agent: *\nDisallow: /private/\n"),
         "/" => html(
             "<nav><a href=\"/\">home</a></nav><a href=\"/a\">a</a> <a href=\"/a?utm_source=news\">a tracked</a> \
              <a href=\"/b/\">b</a> <a href=\"/print/a\">print</a> <a href=\"/cal?month=0\">events</a> \
@@ -36,28 +36,20 @@ fn page(path: &str) -> (u16, String, String) {
         "/a" | "/print/a" => html(format!("<p>{ARTICLE}</p><a href=\"/\">home</a>")),
         "/b/" => html("<p>Another article about the lighthouse and its keeper.</p><a href=\"/B/\">B</a>".into()),
         "/B/" => html("<p>Another article about the lighthouse and its keeper.</p>".into()),
-        "/old" => (301, "Location: /a\r\n".into(), String::new()),
+        "/old" => Reply::redirect(301, "/a"),
         // A corner of the site whose pages name canonical targets one level
         // further than a crawl from /canon/ with --max-depth 1 goes.
         "/canon/" => html("<a href=\"/canon/a\">a</a> <a href=\"/canon/b\">b</a> <a href=\"/canon/c\">c</a>".into()),
-        "/canon/a" => (
-            200,
-            String::new(),
-            format!(
-                "<html><head><link rel=canonical href=\"/canon/kept\"></head><body><p>{ARTICLE}</p>\
+        "/canon/a" => Reply::html(format!(
+            "<html><head><link rel=canonical href=\"/canon/kept\"></head><body><p>{ARTICLE}</p>\
                  <a href=\"/canon/further\">further</a></body></html>"
-            ),
-        ),
-        "/canon/b" => (200, String::new(), "<html><head><link rel=canonical href=/canon/gone></head></html>".into()),
-        "/canon/c" => (200, String::new(), "<html><head><link rel=canonical href=/canon/kept></head></html>".into()),
-        "/canon/kept" => (
-            200,
-            String::new(),
-            format!(
-                "<html><head><meta name=robots content=noindex><link rel=canonical href=/canon/beyond></head>\
+        )),
+        "/canon/b" => Reply::html("<html><head><link rel=canonical href=/canon/gone></head></html>"),
+        "/canon/c" => Reply::html("<html><head><link rel=canonical href=/canon/kept></head></html>"),
+        "/canon/kept" => Reply::html(format!(
+            "<html><head><meta name=robots content=noindex><link rel=canonical href=/canon/beyond></head>\
                  <body><p>{ARTICLE}</p><a href=\"/canon/beyond\">beyond</a></body></html>"
-            ),
-        ),
+        )),
         p if p.starts_with("/cal?month=") => {
             let m: u64 = p["/cal?month=".len()..].parse().unwrap_or(0);
             html(format!(
@@ -67,65 +59,7 @@ fn page(path: &str) -> (u16, String, String) {
                 m + 1
             ))
         }
-        _ => (404, String::new(), "not found".into()),
-    }
-}
-
-fn answer(mut s: TcpStream, log: &std::sync::Mutex<Vec<String>>) {
-    let mut reader = BufReader::new(s.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
-            break;
-        }
-    }
-    log.lock().unwrap().push(path.clone());
-    let (status, headers, body) = page(&path);
-    let kind = if path == "/robots.txt" { "text/plain" } else { "text/html; charset=utf-8" };
-    let _ = write!(
-        s,
-        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
-        body.len()
-    );
-}
-
-struct Site {
-    port: u16,
-    log: Arc<std::sync::Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Site {
-    fn start() -> Site {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (l, st) = (log.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for s in listener.incoming() {
-                if st.load(Ordering::Relaxed) {
-                    break;
-                }
-                if let Ok(s) = s {
-                    let l = l.clone();
-                    std::thread::spawn(move || answer(s, &l));
-                }
-            }
-        });
-        Site { port, log, stop }
-    }
-}
-
-impl Drop for Site {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        _ => Reply::not_found(),
     }
 }
 
@@ -158,7 +92,7 @@ fn paths(site: &Site, out: &[FetchOutcome]) -> Vec<(u64, String)> {
 
 #[test]
 fn a_crawl_follows_the_site_and_stops_where_it_must() {
-    let site = Site::start();
+    let site = Site::start(page);
     let (out, summary) = crawl(&site, Limits::default(), 8);
     let got = paths(&site, &out);
     // Depth 1 sorted by URL; the tracked link folds into /a; the nofollow
@@ -175,7 +109,7 @@ fn a_crawl_follows_the_site_and_stops_where_it_must() {
     }
     assert_eq!(got, expected);
     assert_eq!(summary.not_followed.robots, 1);
-    let served = site.log.lock().unwrap().clone();
+    let served = site.served();
     assert!(!served.iter().any(|p| p.starts_with("/private") || p == "/n" || p == "/cal?month=12"), "{served:?}");
     // The calendar: judged a trap after 12 pages, its 13th month skipped.
     assert_eq!(summary.traps.len(), 1, "{:?}", summary.traps);
@@ -193,7 +127,7 @@ fn a_crawl_follows_the_site_and_stops_where_it_must() {
 
 #[test]
 fn the_same_site_gives_the_same_keys_at_any_concurrency_and_limits_cut_in_order() {
-    let site = Site::start();
+    let site = Site::start(page);
     let (one, s1) = crawl(&site, Limits::default(), 1);
     let (many, s2) = crawl(&site, Limits::default(), 16);
     assert_eq!(paths(&site, &one), paths(&site, &many));
@@ -210,7 +144,7 @@ fn the_same_site_gives_the_same_keys_at_any_concurrency_and_limits_cut_in_order(
 
 #[test]
 fn canonical_targets_beyond_the_depth_are_fetched_for_their_verdict() {
-    let site = Site::start();
+    let site = Site::start(page);
     let (out, summary) = crawl_from(&site, "/canon/", Limits { max_depth: Some(1), ..Limits::default() }, 8);
     let got: Vec<(u64, String, u16)> = paths(&site, &out)
         .into_iter()
@@ -232,6 +166,6 @@ fn canonical_targets_beyond_the_depth_are_fetched_for_their_verdict() {
     assert_eq!((summary.pages, summary.depth, summary.canonicals_beyond), (6, 1, 2));
     // Neither the links of the depth-1 pages nor those of the canonical
     // targets were followed.
-    let served = site.log.lock().unwrap().clone();
+    let served = site.served();
     assert!(!served.iter().any(|p| p == "/canon/further" || p == "/canon/beyond"), "{served:?}");
 }

@@ -192,8 +192,20 @@ fn sitemap_rows(audit: &Audit) -> Vec<Value> {
 /// A section whose table the script renders from rows of `columns.len()`
 /// cells, sortable by any column.
 fn sortable_table(id: &str, title: &str, intro: &str, columns: &[&str], count: usize) -> String {
-    let ths: String =
-        columns.iter().enumerate().map(|(i, h)| format!(r#"<th data-sort="{i}">{}</th>"#, escape(h))).collect();
+    table_section(id, title, intro, columns, count, true)
+}
+
+/// A section with a table the script fills, a filter box and a pager; its
+/// headers sort when `sortable` (rows of one cell a column).
+fn table_section(id: &str, title: &str, intro: &str, columns: &[&str], count: usize, sortable: bool) -> String {
+    let ths: String = columns
+        .iter()
+        .enumerate()
+        .map(|(i, h)| match sortable {
+            true => format!(r#"<th data-sort="{i}">{}</th>"#, escape(h)),
+            false => format!("<th>{}</th>", escape(h)),
+        })
+        .collect();
     format!(
         r#"<section id="{id}"><h2>{} <span class="count">{count}</span></h2><p class="intro">{}</p>
 <div class="controls"><input type="search" class="filter" placeholder="Filter…" aria-label="Filter {}"></div>
@@ -252,7 +264,7 @@ fn cause_sections(audit: &Audit) -> String {
     }
     let n = &crawl.not_followed;
     h.push_str(&format!(
-        r#"<section id="crawl"><h2>Crawl</h2><p class="intro">{} pages fetched to depth {}. Not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond the depth limit, {} beyond the page limit, {} unusable links.</p>"#,
+        r#"<section id="crawl"><h2>Crawl</h2><p class="intro">{} pages fetched to depth {}. Not followed: {} disallowed by robots.txt, {} out of scope, {} nofollow, {} excluded, {} beyond the depth limit, {} beyond the page limit, {} unusable links, {} links of pages that repeat earlier pages.</p>"#,
         crawl.pages,
         crawl.depth,
         n.robots,
@@ -261,7 +273,8 @@ fn cause_sections(audit: &Audit) -> String {
         n.excluded,
         n.beyond_depth,
         n.beyond_max_pages,
-        n.unusable
+        n.unusable,
+        n.repeating
     ));
     if crawl.canonicals_beyond > 0 || crawl.folded_beyond > 0 {
         h.push_str(&format!(
@@ -297,19 +310,6 @@ fn card(value: &str, label: &str, class: &str, href: &str) -> String {
         r##"<a class="card {class}" href="#{href}"><span class="value">{}</span><span class="label">{}</span></a>"##,
         escape(value),
         escape(label)
-    )
-}
-
-fn section_table(id: &str, title: &str, intro: &str, headers: &[&str], count: usize) -> String {
-    let ths: String = headers.iter().map(|h| format!("<th>{}</th>", escape(h))).collect();
-    format!(
-        r#"<section id="{id}"><h2>{} <span class="count">{count}</span></h2><p class="intro">{}</p>
-<div class="controls"><input type="search" class="filter" placeholder="Filter…" aria-label="Filter {}"></div>
-<table id="{id}-table"><thead><tr>{ths}</tr></thead><tbody></tbody></table><div class="pager"></div></section>
-"#,
-        escape(title),
-        escape(intro),
-        escape(title)
     )
 }
 
@@ -390,40 +390,45 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         audit.pages.len()
     ));
     let groups_intro = "Indexable pages (not noindex, not canonicalised elsewhere) sharing the same text.";
-    h.push_str(&section_table(
+    h.push_str(&table_section(
         "titles",
         "Duplicate titles",
         groups_intro,
         &["Title", "Pages", "URLs"],
         audit.duplicate_titles.len(),
+        false,
     ));
-    h.push_str(&section_table(
+    h.push_str(&table_section(
         "descriptions",
         "Duplicate meta descriptions",
         groups_intro,
         &["Description", "Pages", "URLs"],
         audit.duplicate_descriptions.len(),
+        false,
     ));
-    h.push_str(&section_table(
+    h.push_str(&table_section(
         "h1s",
         "Duplicate h1s",
         groups_intro,
         &["H1", "Pages", "URLs"],
         audit.duplicate_h1s.len(),
+        false,
     ));
-    h.push_str(&section_table(
+    h.push_str(&table_section(
         "thin",
         "Thin pages",
         &format!("Pages with fewer than {} words of main text.", audit.settings.thin_words),
         &["URL", "Words", "Title"],
         audit.thin_pages.len(),
+        false,
     ));
-    h.push_str(&section_table(
+    h.push_str(&table_section(
         "errors",
         "Fetch errors",
         "Pages that could not be fetched or read; they are left out of the analysis.",
         &["URL", "Status", "Kind", "Message"],
         audit.errors.len(),
+        false,
     ));
     h.push_str("</main>\n<script type=\"application/json\" id=\"audit-data\">");
     // `<` only occurs inside JSON strings, where \u003c means the same, so

@@ -46,8 +46,9 @@ use webdup_core::units::Units;
 use webdup_core::verify::Measure;
 
 pub use keep::{KeptUrl, RollupRow};
-pub use site::{CrawlFacts, CrawlSection, FoldedLink, LinkToFix, MovedStart, NotFollowed, TrapRow};
+pub use site::{CrawlFacts, CrawlSection, FoldedLink, LinkToFix, MovedStart};
 pub use texts::AuditTexts;
+pub use webdup_core::crawl::{NotFollowed, Trap};
 
 use crate::causes::{Cause, ParameterRow};
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::canonical::url_key;
 use super::{AuditCluster, PageRow};
 use crate::causes;
+use webdup_core::crawl::{NotFollowed, Trap};
 
 /// A crawl, as the audit reads it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -35,36 +36,10 @@ pub struct CrawlFacts {
     /// Canonical targets beyond the depth or page limit fetched anyway.
     pub canonicals_beyond: u64,
     /// URL patterns judged crawl traps.
-    pub traps: Vec<TrapRow>,
+    pub traps: Vec<Trap>,
     pub not_followed: NotFollowed,
     /// Start pages that redirected to another host, which joined the scope.
     pub moved_starts: Vec<MovedStart>,
-}
-
-/// Links not followed, by reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct NotFollowed {
-    /// Pages robots.txt disallows (never requested).
-    pub robots: u64,
-    pub out_of_scope: u64,
-    pub nofollow: u64,
-    /// By `--include` / `--exclude`.
-    pub excluded: u64,
-    pub beyond_depth: u64,
-    pub beyond_max_pages: u64,
-    /// No http(s) URL, too long, or past a page's limit of links.
-    pub unusable: u64,
-}
-
-/// A URL pattern whose pages kept repeating each other.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TrapRow {
-    /// Host, path with digit-bearing segments as `*`, parameter names.
-    pub pattern: String,
-    /// Its pages fetched before it was judged a trap.
-    pub fetched: usize,
-    /// Its URLs found and not fetched.
-    pub skipped: u64,
 }
 
 /// A start page that redirected to another host.
@@ -85,7 +60,7 @@ pub struct CrawlSection {
     /// Folded links past those listed in `folded`.
     pub folded_beyond: u64,
     pub not_followed: NotFollowed,
-    pub traps: Vec<TrapRow>,
+    pub traps: Vec<Trap>,
     pub moved_starts: Vec<MovedStart>,
 }
 

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use regex::Regex;
 use url::Url;
 use webdup_core::DocKey;
+pub use webdup_core::crawl::{NotFollowed, Trap};
 
 use super::links::{LinkKind, PageLinks, forbids_following};
 use super::repeat::{Expand, Repeats};
@@ -36,34 +37,6 @@ pub struct Limits {
     pub follow_nofollow: bool,
     /// Query strings kept as they are (no tracking parameter dropped).
     pub keep_query: bool,
-}
-
-/// Why links were not followed, counted over the crawl.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NotFollowed {
-    pub out_of_scope: u64,
-    pub excluded: u64,
-    pub nofollow: u64,
-    pub beyond_depth: u64,
-    pub beyond_max_pages: u64,
-    /// Links that were no http(s) URL, too long, or past a page's limit.
-    pub unusable: u64,
-    /// Pages robots.txt disallows (never requested).
-    pub robots: u64,
-    /// Links of pages that repeat a page fetched before and were reached
-    /// only from such pages (the `repeat` module).
-    pub repeating: u64,
-}
-
-/// A URL pattern judged a crawl trap.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Trap {
-    /// Host, path with digit-bearing segments as `*`, parameter names.
-    pub pattern: String,
-    /// Its pages fetched before it was judged.
-    pub fetched: usize,
-    /// Its URLs found and not fetched.
-    pub skipped: u64,
 }
 
 /// Folded links a [`CrawlSummary`] lists at most (the first by URL); the

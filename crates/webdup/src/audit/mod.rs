@@ -109,7 +109,6 @@ pub fn build(
 pub fn crawl_facts(crawl: &crate::crawl::CrawlSummary, pages: &[crate::run::RunPage]) -> CrawlFacts {
     let url_of: std::collections::HashMap<DocKey, &str> =
         pages.iter().map(|p| (p.key, p.record.effective_url())).collect();
-    let n = &crawl.not_followed;
     CrawlFacts {
         pages: crawl.pages,
         depth: crawl.depth,
@@ -122,20 +121,8 @@ pub fn crawl_facts(crawl: &crate::crawl::CrawlSummary, pages: &[crate::run::RunP
         folded: crawl.folded.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
         folded_beyond: crawl.folded_beyond,
         canonicals_beyond: crawl.canonicals_beyond,
-        traps: crawl
-            .traps
-            .iter()
-            .map(|t| TrapRow { pattern: t.pattern.clone(), fetched: t.fetched, skipped: t.skipped })
-            .collect(),
-        not_followed: NotFollowed {
-            robots: n.robots,
-            out_of_scope: n.out_of_scope,
-            nofollow: n.nofollow,
-            excluded: n.excluded,
-            beyond_depth: n.beyond_depth,
-            beyond_max_pages: n.beyond_max_pages,
-            unusable: n.unusable,
-        },
+        traps: crawl.traps.clone(),
+        not_followed: crawl.not_followed.clone(),
         moved_starts: crawl
             .moved_starts
             .iter()

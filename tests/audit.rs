@@ -277,6 +277,12 @@ fn audit_html_is_self_contained_and_keeps_its_outline() {
         assert!(!html.contains(needle), "report.html has {needle}");
     }
     assert_eq!(html.matches("<script").count(), 2, "the data and the inline script");
+    // The settings line under the title, each value in its place.
+    let meta = format!(
+        "webdup {} · similarity threshold 80% (exact Jaccard of 5-word shingles) · thin below 150 words · extractor ",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(html.contains(&meta), "{}", &html[html.find("<header>").unwrap_or(0)..][..400]);
     insta::assert_snapshot!("audit_html_outline", html_outline(&html));
 }
 

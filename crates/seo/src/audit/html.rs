@@ -331,7 +331,6 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
 <nav><a href="#summary">Summary</a><a href="#clusters">Clusters</a><a href="#rollup">Causes</a><a href="#parameters">Parameters</a>{}<a href="#diff">Compare</a><a href="#pages">Pages</a><a href="#titles">Titles</a><a href="#descriptions">Descriptions</a><a href="#h1s">H1s</a><a href="#thin">Thin pages</a><a href="#errors">Errors</a></nav></header>
 <main>
 "##,
-        if audit.crawl.is_some() { r##"<a href="#links">Links to fix</a><a href="#crawl">Crawl</a>"## } else { "" },
         escape(&audit.generator),
         audit.settings.threshold * 100.0,
         audit.settings.shingle_size,
@@ -340,7 +339,8 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         match &audit.source {
             Some(src) => format!(" · from index {}, crawl {}", escape(&src.index), escape(&src.crawl)),
             None => String::new(),
-        }
+        },
+        if audit.crawl.is_some() { r##"<a href="#links">Links to fix</a><a href="#crawl">Crawl</a>"## } else { "" },
     ));
     h.push_str(r#"<section id="summary"><h2>Summary</h2><div class="cards">"#);
     let problem = if s.clusters_with_problems > 0 { "bad" } else { "good" };

@@ -71,6 +71,9 @@ pub enum Error {
     /// A stored row cannot be decoded.
     #[error("corrupt index row {page_id}: {reason}")]
     Corrupt { page_id: i64, reason: String },
+    /// What a crawl saw, kept with it, cannot be decoded.
+    #[error("the crawl facts kept for crawl {crawl:?} cannot be read: {reason}")]
+    CrawlFacts { crawl: String, reason: String },
     /// A page has no URL or crawl name.
     #[error("invalid page: {0}")]
     InvalidPage(String),
@@ -121,7 +124,7 @@ pub struct Index {
     pub(crate) path: PathBuf,
     pub(crate) settings: Settings,
     pub(crate) params: LshParams,
-    writer: Mutex<Connection>,
+    pub(crate) writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     /// Opened read-only: every connection is read-only (see [`Index::open_existing`]).
     read_only: Option<ReadOnly>,
@@ -258,7 +261,7 @@ const CHECKPOINT_PAGES: i64 = 16_384;
 /// writes. A deferred one would read first and upgrade to a write later,
 /// and SQLite fails that upgrade at once ("database is locked", without
 /// waiting) when another connection wrote in between.
-fn write_transaction(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+pub(crate) fn write_transaction(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
 }
 
@@ -363,7 +366,7 @@ impl Index {
 
     /// [`Error::ReadOnly`] for an index opened read-only, before a write
     /// would fail with SQLite's terser "attempt to write a readonly database".
-    fn check_writable(&self) -> Result<()> {
+    pub(crate) fn check_writable(&self) -> Result<()> {
         match self.read_only {
             Some(r) => Err(Error::Open {
                 path: self.path.display().to_string(),

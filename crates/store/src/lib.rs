@@ -31,6 +31,7 @@
 pub mod bands;
 mod codec;
 mod crawl;
+mod facts;
 mod file;
 mod index;
 mod learn;

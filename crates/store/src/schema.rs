@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 8;
+pub const VERSION: i64 = 9;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -159,7 +159,6 @@ INSERT INTO meta (key, value)
     AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'assumed');
 ";
 
-/// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
 /// Version 8: templates the index learns itself from pages given one at a
 /// time (crawl `''`, with the number of pages they were learned from), and
 /// those pages' fingerprints before suppression while their site is still
@@ -177,7 +176,28 @@ CREATE TABLE learning (
 CREATE INDEX learning_site ON learning (site);
 ";
 
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+/// Version 9: what a link-following crawl (`index add --follow`) saw, so
+/// that `audit --index` reports it as `audit --follow` does. `crawl_links`
+/// holds its internal links, one row per distinct (linking page, linked
+/// URL), URLs as text; `crawl_facts` the rest, one JSON document per crawl
+/// (pages, depth, the sitemap's listed URLs, folded links, traps, links not
+/// followed by reason, moved start pages). Crawls stored before, or without
+/// following links, have no row.
+pub const V9: &str = "
+CREATE TABLE crawl_facts (
+    crawl TEXT PRIMARY KEY,
+    facts TEXT NOT NULL
+);
+CREATE TABLE crawl_links (
+    crawl    TEXT NOT NULL,
+    from_url TEXT NOT NULL,
+    to_url   TEXT NOT NULL,
+    PRIMARY KEY (crawl, from_url, to_url)
+) WITHOUT ROWID;
+";
+
+/// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

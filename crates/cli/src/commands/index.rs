@@ -156,6 +156,9 @@ fn add(
         }
     }
     let learned = loaded.finish(&config, &index.templates()?);
+    // Kept with the crawl, so `audit --index` reports its links as `audit
+    // --follow` does; after `finish`, which lists the pages that name the links' sources.
+    let facts = loaded.crawl.as_ref().map(|c| webdup::audit::crawl_facts(c, &loaded.pages));
     let warc = std::mem::take(&mut loaded.warc);
     let pages = pages_of(crawl, loaded);
     let summary = AddSummary {
@@ -172,6 +175,9 @@ fn add(
     index.store_templates(crawl, &learned).with_context(cannot_write)?;
     for chunk in pages.chunks(batch) {
         index.insert_batch(chunk).with_context(cannot_write)?;
+    }
+    if let Some(facts) = &facts {
+        index.store_crawl_facts(crawl, facts).with_context(cannot_write)?;
     }
     print_json(&summary)?;
     Ok(if summary.failed == 0 && summary.not_found.is_empty() {

@@ -46,9 +46,9 @@ use webdup_core::units::Units;
 use webdup_core::verify::Measure;
 
 pub use keep::{KeptUrl, RollupRow};
-pub use site::{CrawlFacts, CrawlSection, FoldedLink, LinkToFix, MovedStart};
+pub use site::{CrawlSection, FoldedLink, LinkToFix};
 pub use texts::AuditTexts;
-pub use webdup_core::crawl::{NotFollowed, Trap};
+pub use webdup_core::crawl::{CrawlFacts, MovedStart, NotFollowed, Trap};
 
 use crate::causes::{Cause, ParameterRow};
 

@@ -14,40 +14,7 @@ use serde::Serialize;
 use super::canonical::url_key;
 use super::{AuditCluster, PageRow};
 use crate::causes;
-use webdup_core::crawl::{NotFollowed, Trap};
-
-/// A crawl, as the audit reads it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CrawlFacts {
-    /// Pages fetched (start pages included).
-    pub pages: u64,
-    /// The deepest level fetched.
-    pub depth: u32,
-    /// Internal links: (the linking page's URL, the URL it links to), in
-    /// any order; repeats count once.
-    pub links: Vec<(String, String)>,
-    /// The URLs the sitemaps given as inputs listed; `None` without one.
-    pub listed: Option<Vec<String>>,
-    /// Links the crawl's URL normalization folded: (linked URL, the URL it
-    /// was folded into).
-    pub folded: Vec<(String, String)>,
-    /// Folded links the crawl counted but did not list.
-    pub folded_beyond: u64,
-    /// Canonical targets beyond the depth or page limit fetched anyway.
-    pub canonicals_beyond: u64,
-    /// URL patterns judged crawl traps.
-    pub traps: Vec<Trap>,
-    pub not_followed: NotFollowed,
-    /// Start pages that redirected to another host, which joined the scope.
-    pub moved_starts: Vec<MovedStart>,
-}
-
-/// A start page that redirected to another host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MovedStart {
-    pub from: String,
-    pub to: String,
-}
+use webdup_core::crawl::{CrawlFacts, MovedStart, NotFollowed, Trap};
 
 /// What the crawl did, in `report.json` (present with `--follow`).
 #[derive(Debug, Clone, Serialize)]

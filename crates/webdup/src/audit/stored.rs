@@ -51,7 +51,9 @@ use crate::threads::Threads;
 /// redirect). A row that cannot be decoded is an error of its page (kind
 /// `io`, naming the row), and the rest is read. For pages stored before
 /// schema version 5 no redirects were kept, so a canonical naming a URL that
-/// redirected is judged by the crawl's pages alone. Fails with
+/// redirected is judged by the crawl's pages alone. A crawl stored by `index
+/// add --follow` (schema version 9 on) is audited with what the crawl saw
+/// ([`Index::crawl_facts`]), as a fresh crawl is. Fails with
 /// [`store::Error::UnknownCrawl`] or [`store::Error::Empty`], both naming the
 /// file.
 pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &AuditConfig) -> store::Result<Audited> {
@@ -91,7 +93,8 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
         pages.push(AuditPage { record, content });
     }
     let clustering = crate::engine::find_duplicates(&corpus, config);
-    let mut built = build(&corpus, &pages, &clustering, None, config, audit);
+    let facts = index.crawl_facts(&crawl)?;
+    let mut built = build(&corpus, &pages, &clustering, facts.as_ref(), config, audit);
     built.source = Some(AuditSource {
         kind: "index",
         index: index.path().display().to_string(),

@@ -16,7 +16,9 @@ pub fn ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
         // Each task of an ingest loads every N-th input; a crawl's pages are
         // known only as it goes, so it cannot be split that way yet.
         anyhow::bail!(
-            "--follow is not available for ingest: crawl with `webdup index add --follow` or `webdup cluster --follow`"
+            "--follow is not available for ingest: its tasks each take every N-th input, and a crawl is one frontier \
+             (each level comes from every page of the one before), so N tasks would each fetch the whole site; \
+             crawl with `webdup index add --follow` or `webdup cluster --follow`"
         );
     }
     let config = args.common.to_config()?;

@@ -9,18 +9,7 @@ use std::time::Duration;
 #[path = "support/site.rs"]
 mod site;
 
-use site::{Reply, Site};
-
-const ARTICLE: &str = "The harbour office posts the winter ferry timetable every monday morning by the ticket \
-    window. Crossings to the island take forty minutes in calm weather and an hour when the wind turns \
-    north. The first boat leaves at seven, the last returns at nine, and bicycles travel free on every \
-    sailing except the late ferry on saturdays, when the deck is kept clear for the market stalls that \
-    come back from the island fair.";
-
-const OTHER: &str = "The lighthouse keeper climbs one hundred and twelve steps each evening to light the \
-    lamp. Since the lens was replaced in the spring the beam reaches twenty miles out to sea, and the \
-    fishing fleet steers by it through the narrow channel between the rocks and the sandbanks that \
-    shift with every winter storm along the northern coast of the bay.";
+use site::{ARTICLE, OTHER, Reply, Site};
 
 fn page(path: &str) -> Reply {
     let html = |title: &str, body: String| {

@@ -501,37 +501,23 @@ impl Audit {
     pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
         let bom: &[u8] = if csv_bom { crate::csv_safe::UTF8_BOM } else { b"" };
         std::fs::create_dir_all(dir)?;
-        let file = |name: &str| -> Result<std::io::BufWriter<std::fs::File>> {
-            Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))
+        // Each file: created, its prefix (the CSV files' byte-order mark),
+        // its writer, flushed so an error is one of this call's.
+        let write = |name: &str, prefix: &[u8], body: &dyn Fn(&mut dyn Write) -> Result<()>| -> Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join(name))?);
+            w.write_all(prefix)?;
+            body(&mut w)?;
+            w.flush()
         };
-        let mut w = file("report.json")?;
-        self.write_json(&mut w)?;
-        w.flush()?;
-        let mut w = file("pages.csv")?;
-        w.write_all(bom)?;
-        csv::write_pages(self, &mut w)?;
-        w.flush()?;
-        let mut w = file("clusters.csv")?;
-        w.write_all(bom)?;
-        csv::write_clusters(self, &mut w)?;
-        w.flush()?;
-        let mut w = file("links_to_fix.csv")?;
-        w.write_all(bom)?;
-        csv::write_links_to_fix(self, &mut w)?;
-        w.flush()?;
-        let mut w = file("parameters.csv")?;
-        w.write_all(bom)?;
-        csv::write_parameters(self, &mut w)?;
-        w.flush()?;
+        write("report.json", b"", &|w| self.write_json(w))?;
+        write("pages.csv", bom, &|w| csv::write_pages(self, w))?;
+        write("clusters.csv", bom, &|w| csv::write_clusters(self, w))?;
+        write("links_to_fix.csv", bom, &|w| csv::write_links_to_fix(self, w))?;
+        write("parameters.csv", bom, &|w| csv::write_parameters(self, w))?;
         if let Some(changes) = &self.since {
-            let mut w = file("changes.csv")?;
-            w.write_all(bom)?;
-            since::write_csv(changes, &mut w)?;
-            w.flush()?;
+            write("changes.csv", bom, &|w| since::write_csv(changes, w))?;
         }
-        let mut w = file("report.html")?;
-        html::write(self, texts, &mut w)?;
-        w.flush()?;
+        write("report.html", b"", &|w| html::write(self, texts, w))?;
         Ok(())
     }
 }

@@ -259,7 +259,7 @@ pub fn find_duplicates(
 /// What makes two pages copies of one another before any shingle is
 /// compared: the same text, when there is enough of it to judge
 /// ([`verify::MIN_SHARED_SHINGLES`]), else the same decoded page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CopyOf {
     Text([u8; 16]),
     Page([u8; 16], [u8; 16]),
@@ -269,10 +269,15 @@ impl CopyOf {
     /// What `d`'s copies share; `None` for a page too thin to have copies
     /// but byte-identical ones, whose bytes are unknown.
     pub fn of(d: &Fingerprint) -> Option<CopyOf> {
-        if d.shingles.len() >= verify::MIN_SHARED_SHINGLES {
-            Some(CopyOf::Text(d.digest))
+        CopyOf::new(d.digest, d.shingles.len(), d.page_digest)
+    }
+
+    /// [`CopyOf::of`] a page of these digests and number of shingles.
+    pub fn new(digest: [u8; 16], shingles: usize, page_digest: Option<[u8; 16]>) -> Option<CopyOf> {
+        if shingles >= verify::MIN_SHARED_SHINGLES {
+            Some(CopyOf::Text(digest))
         } else {
-            d.page_digest.map(|p| CopyOf::Page(d.digest, p))
+            page_digest.map(|p| CopyOf::Page(digest, p))
         }
     }
 }

@@ -8,10 +8,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use webdup_core::candidates::LshParams;
 use webdup_core::candidates::lsh;
+use webdup_core::dedup::{IDENTICAL, NEAR, SAME_TEXT};
 use webdup_core::fingerprint::Fingerprint;
 use webdup_core::page::{Crawl, PageRecord};
 use webdup_core::template::Templates;
-use webdup_core::dedup::{IDENTICAL, NEAR, SAME_TEXT};
 use webdup_core::verify::{MIN_SHARED_SHINGLES, Overlap};
 
 use crate::codec::{decode_u32s, decode_u64s};
@@ -214,9 +214,8 @@ impl Index {
         result.candidates = candidates.len();
         let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
         let settings = &self.settings;
-        let keep = |url: &str, o: &Overlap| {
-            o.enough_text() && o.jaccard() >= settings.threshold_between(&fp.id, url) - 1e-12
-        };
+        let keep =
+            |url: &str, o: &Overlap| o.enough_text() && o.jaccard() >= settings.threshold_between(&fp.id, url) - 1e-12;
         result.near = verify_candidates(conn, fp, candidates, keep, |m| m.jaccard)?;
         Ok(result)
     }

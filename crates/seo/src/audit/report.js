@@ -287,7 +287,7 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
       var p = D.pages[m[0]];
       var cmp = m[0] === rep ? el("span", { class: "muted" }, c[12] === p[URL] ? "URL to keep" : "representative")
         : el("a", { href: "#diff=" + rep + "," + m[0] }, "compare with " + (c[12] === D.pages[rep][URL] ? "the URL to keep" : "representative"));
-      body.append(el("tr", null, td(p[URL], "url"), td(m[3] ? "exact" : pct(m[1]), "num"), td(pct(m[2]), "num"), td(p[STATUS]),
+      body.append(el("tr", null, td(p[URL], "url"), td(m[3] === "near" ? pct(m[1]) : m[3], "num"), td(pct(m[2]), "num"), td(p[STATUS]),
         td(p[9] == null ? "—" : p[9] === p[URL] ? "self" : p[9], "url"), td(p[10] ? "noindex" : ""), el("td", null, cmp)));
     });
     table.append(body);

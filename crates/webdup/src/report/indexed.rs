@@ -20,9 +20,10 @@ pub struct IndexedRow {
 }
 
 impl IndexedRow {
-    /// Its matches, exact ones first, each with its kind (`exact`, `near`).
+    /// Its matches, identical ones first, each with its kind
+    /// (`identical`, `same-text`, `near`).
     fn matches(&self) -> impl Iterator<Item = (&'static str, &Match)> {
-        self.result.exact.iter().map(|m| ("exact", m)).chain(self.result.near.iter().map(|m| ("near", m)))
+        self.result.matches()
     }
 }
 

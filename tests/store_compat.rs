@@ -97,7 +97,7 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
             let raw = RawDocument { id: stored.url.clone(), key: DocKey(0), format: Format::Html, body, url: None };
             let result = index.check(&fp.fingerprint(raw).unwrap()).unwrap();
             assert_eq!(
-                result.exact.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
+                result.same_text.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
                 [stored.url.as_str()],
                 "index_v{version}.db, {file}: {result:?}"
             );

@@ -85,7 +85,7 @@ impl IndexedClusterReport {
             for (kind, m) in row.matches() {
                 writeln!(
                     out,
-                    "  {kind:<5}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
+                    "  {kind:<9}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
                     m.jaccard,
                     m.containment,
                     terminal_safe(&m.url),

@@ -13,7 +13,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::dedup::{IDENTICAL, NEAR, SAME_TEXT};
+use crate::dedup::{IDENTICAL, SAME_TEXT};
 use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor, RunSettings};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
@@ -91,20 +91,6 @@ pub struct MemberRow {
     /// The representative's normalized text, not known to be its page.
     pub same_text: bool,
     pub words: usize,
-}
-
-impl MemberRow {
-    /// `identical`, `same-text` or `near`: what kind of copy of the
-    /// representative it is.
-    pub fn kind(&self) -> &'static str {
-        if self.identical {
-            IDENTICAL
-        } else if self.same_text {
-            SAME_TEXT
-        } else {
-            NEAR
-        }
-    }
 }
 
 /// A reported cluster.

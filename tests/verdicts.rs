@@ -58,7 +58,10 @@ fn two_wiki_stubs_of_one_text_are_same_text_in_cluster_and_compare_and_a_copy_of
     assert_eq!(c["kind"], "same-text", "{v}");
     let other = c["members"].as_array().unwrap().iter().find(|m| m["representative"] == false).unwrap();
     assert_eq!((&other["identical"], &other["same_text"]), (&false.into(), &true.into()), "{v}");
-    assert_eq!((v["summary"]["identical_clusters"].as_u64(), v["summary"]["same_text_clusters"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(
+        (v["summary"]["identical_clusters"].as_u64(), v["summary"]["same_text_clusters"].as_u64()),
+        (Some(0), Some(1))
+    );
 
     let table = webdup(dir.path(), &["compare", "alder.html", "birch.html", "-f", "table"]);
     let table = String::from_utf8_lossy(&table.stdout);

@@ -475,6 +475,8 @@ mod tests {
         let doc = (!key.is_multiple_of(5)).then(|| IngestDoc {
             words: key * 3,
             digest: [key as u8; 16],
+            // Known and unknown pages both come back as written.
+            page_digest: key.is_multiple_of(4).then_some([key as u8 ^ 0xff; 16]),
             shingles: (0..key * 7 % 300).map(|i| i * 1_000_003 + key).collect(),
             context: if key.is_multiple_of(2) { vec![key, key + 1] } else { Vec::new() },
         });
@@ -515,6 +517,7 @@ mod tests {
                     key: k,
                     id: format!("site/{k}"),
                     digest: [k as u8; 16],
+                    page_digest: None,
                     shingles: (0..k % 30).map(|i| i * 7 + k).collect(),
                     minhash: vec![k as u32; 4],
                 })

@@ -658,20 +658,19 @@ pub const NEAR_MISS_FLOOR: f64 = 0.5;
 /// that are not all one page.
 fn copy_groups(docs: &[Fingerprint]) -> (Vec<usize>, Vec<usize>) {
     let mut pages: HashMap<[u8; 16], usize> = HashMap::new();
-    let mut texts: HashMap<[u8; 16], (usize, Option<[u8; 16]>, bool)> = HashMap::new();
+    let mut texts: HashMap<[u8; 16], Vec<Option<[u8; 16]>>> = HashMap::new();
     for d in docs {
         if let Some(p) = d.page_digest {
             *pages.entry(p).or_default() += 1;
         }
         if d.shingles.len() >= webdup_core::verify::MIN_SHARED_SHINGLES {
-            let t = texts.entry(d.digest).or_insert((0, d.page_digest, false));
-            t.0 += 1;
-            // A page unknown, or another page than the first: not all one page.
-            t.2 |= d.page_digest.is_none() || d.page_digest != t.1;
+            texts.entry(d.digest).or_default().push(d.page_digest);
         }
     }
     let identical = pages.into_values().filter(|&n| n > 1).collect();
-    let same_text = texts.into_values().filter(|&(n, _, mixed)| n > 1 && mixed).map(|(n, _, _)| n).collect();
+    // Not all one page: a page unknown, or another page than the first.
+    let mixed = |ps: &[Option<[u8; 16]>]| ps.iter().any(|p| p.is_none() || *p != ps[0]);
+    let same_text = texts.into_values().filter(|ps| ps.len() > 1 && mixed(ps)).map(|ps| ps.len()).collect();
     (identical, same_text)
 }
 

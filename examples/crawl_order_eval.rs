@@ -78,7 +78,7 @@ fn main() -> anyhow::Result<()> {
                 continue;
             }
         };
-        if let Some(m) = result.exact.first().or(result.near.first()) {
+        if let Some(m) = result.best() {
             seen += 1;
             if cluster_of.get(&m.url) != Some(&cluster.as_str()) {
                 false_drops += 1;

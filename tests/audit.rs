@@ -152,7 +152,7 @@ fn pages_of(paths: &[&str]) -> Vec<u64> {
 #[test]
 fn audit_finds_what_the_fixture_pages_expect() {
     let j = &run().json;
-    assert_eq!(j["schema_version"], 2);
+    assert_eq!(j["schema_version"], 3);
     let s = &j["summary"];
     assert_eq!(s["pages"], 22, "20 pages and two 404s");
     assert_eq!(s["errors"], 2);
@@ -185,7 +185,7 @@ fn audit_finds_what_the_fixture_pages_expect() {
     assert_eq!(codes(kettle), ["canonical_outside_cluster", "conflicting_canonicals"]);
 
     let market = cluster_of("events/winter-market.html");
-    assert_eq!(market["kind"], "exact");
+    assert_eq!(market["kind"], "same-text", "two pages of one text, not one page");
     assert_eq!(codes(market), ["canonical_non_200"]);
     assert!(market["issues"][0]["message"].as_str().unwrap().contains("HTTP 404"), "{market:#}");
 
@@ -421,7 +421,7 @@ fn broken_inputs_are_reported_not_fatal() {
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(j["summary"]["errors"], 4, "{:#}", j["errors"]);
-    assert_eq!(j["summary"]["exact_groups"], 1);
+    assert_eq!(j["summary"]["identical_groups"], 1);
     for f in ["report.html", "pages.csv", "clusters.csv"] {
         assert!(out.join(f).metadata().unwrap().len() > 0, "{f}");
     }

@@ -151,7 +151,7 @@ fn compare_reports_every_measure() {
     assert!((v["minhash_estimate"].as_f64().unwrap() - j).abs() < 0.15);
     assert!(v["simhash_distance"].as_u64().unwrap() < 20);
     assert_eq!(v["duplicate"], true);
-    assert_eq!(v["exact"], false);
+    assert!(v["identical"] == false && v["same_text"] == false, "{v}");
     assert!(v["shared_shingles"].as_u64().unwrap() > 100);
     let o = webdup(
         &["compare", "fixtures/example/comet-autumn.html", "fixtures/example/home-baked-bread.html", "-f", "table"],
@@ -280,8 +280,8 @@ fn index_stats_query_and_remove_use_the_settings_the_index_was_built_with() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let q = json(&o);
     // A Jaccard of 1 with itself: the query was shingled like the stored pages (4-word shingles).
-    assert_eq!(q["exact"][0]["url"], "fixtures/example/river-path-updated.html", "{q}");
-    assert_eq!(q["exact"][0]["jaccard"], 1.0, "{q}");
+    assert_eq!(q["identical"][0]["url"], "fixtures/example/river-path-updated.html", "{q}");
+    assert_eq!(q["identical"][0]["jaccard"], 1.0, "{q}");
     let o = webdup(&["index", "remove", "--index", db, "fixtures/example/contact.html"], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(json(&o)["removed"], 1);
@@ -351,7 +351,7 @@ fn cluster_with_an_index_prints_a_table_when_asked() {
     let out = stdout(&o);
     assert!(!out.trim_start().starts_with('{'), "{out}");
     assert!(out.contains("cluster 1 ·") && out.contains(&format!("seen in {db}")), "{out}");
-    assert!(out.contains("  exact  jaccard 1.0000"), "{out}");
+    assert!(out.contains("  identical  jaccard 1.0000"), "{out}");
 }
 
 /// Issue 14, defect 2: template suppression ran per `--batch`, so what

@@ -529,7 +529,7 @@ fn a_task_that_finished_is_not_run_again_and_pages_parquet_has_a_row_per_page() 
     let clustered = rows.iter().filter(|r| r.cluster.is_some()).count() as u64;
     assert_eq!(clustered, report["summary"]["clustered_documents"].as_u64().unwrap());
     let copy = rows.iter().find(|r| r.url.ends_with("copies/c1.txt")).unwrap();
-    assert_eq!((copy.exact, copy.jaccard), (Some(true), Some(1.0)));
+    assert_eq!((copy.identical, copy.same_text, copy.jaccard), (Some(true), Some(false), Some(1.0)));
     assert!(copy.representative.as_deref().is_some_and(|r| r.ends_with("copies/c0.txt")));
     assert!(rows.iter().any(|r| r.url == "missing.txt" && r.error.is_some()));
 }

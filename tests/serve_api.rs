@@ -50,7 +50,7 @@ async fn every_endpoint_answers_over_http() {
     )
     .await;
     assert_eq!(st, 200);
-    assert_eq!((v["seen"].as_bool(), v["exact"][0]["url"].as_str()), (Some(true), Some("https://a.test/one")));
+    assert_eq!((v["seen"].as_bool(), v["identical"][0]["url"].as_str()), (Some(true), Some("https://a.test/one")));
     let edited: String =
         t[0].split(' ').enumerate().map(|(i, w)| if i % 50 == 0 { "changed" } else { w }).collect::<Vec<_>>().join(" ");
     let (_, v) = call(
@@ -197,7 +197,7 @@ async fn concurrent_checks_and_inserts_lose_nothing() {
                     None,
                 )
                 .await;
-                errors += usize::from(st != 200 || v["exact"][0]["url"].as_str() != Some(url.as_str()));
+                errors += usize::from(st != 200 || v["identical"][0]["url"].as_str() != Some(url.as_str()));
                 latencies.push(t0.elapsed());
             }
             (errors, latencies)

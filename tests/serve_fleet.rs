@@ -35,9 +35,9 @@ async fn stored_pages(c: &reqwest::Client, base: &str, token: Option<&str>) -> u
     v["pages"].as_u64().unwrap()
 }
 
-/// The URLs a check answer matched, exactly or nearly.
+/// The URLs a check answer matched: identical, same text or near.
 fn matched(v: &Value) -> BTreeSet<String> {
-    ["exact", "near"]
+    ["identical", "same_text", "near"]
         .iter()
         .flat_map(|k| v[k].as_array().unwrap().iter().map(|m| m["url"].as_str().unwrap().to_owned()))
         .collect()
@@ -155,7 +155,7 @@ async fn check_then_insert_lets_two_crawlers_both_hear_new_where_check_and_inser
 }
 
 /// Page `i` of the batch: every fourth page (3, 7, ...) is a copy of the
-/// page three before it, exact when `i % 8 == 3`, with one word changed
+/// page three before it, identical when `i % 8 == 3`, with one word changed
 /// otherwise; pages `4k + 1` are HTML, the others text.
 fn batch_page(t: &[String], i: usize) -> Value {
     let url = format!("https://batch.test/{i}");
@@ -191,7 +191,7 @@ async fn batches_answer_in_order_see_copies_inside_the_batch_and_refuse_bad_page
         assert_eq!(r["crawl"], "fleet");
         ids.push(r["id"].as_i64().unwrap());
         if i % 4 == 3 {
-            let kind = if i % 8 == 3 { "exact" } else { "near" };
+            let kind = if i % 8 == 3 { "identical" } else { "near" };
             assert_eq!((r["new"].as_bool(), r["seen"].as_bool()), (Some(false), Some(true)), "{i}: {r}");
             assert_eq!(r[kind][0]["url"], format!("https://batch.test/{}", i - 3), "{i}: {r}");
         } else {

@@ -42,13 +42,13 @@ fn check_finds_exact_and_near_duplicates_with_exact_jaccard() {
 
     let same = fingerprint(&fp, "https://b.test/copy", &t[3]);
     let r = index.check(&same).unwrap();
-    assert_eq!(r.exact.len(), 1);
-    assert_eq!(r.exact[0].url, "https://a.test/3");
+    assert_eq!(r.identical.len(), 1);
+    assert_eq!(r.identical[0].url, "https://a.test/3");
     assert!(r.near.is_empty(), "{:?}", r.near);
 
     let near = fingerprint(&fp, "https://b.test/near", &edited(&t[5], 60));
     let r = index.check(&near).unwrap();
-    assert!(r.exact.is_empty());
+    assert!(r.identical.is_empty());
     assert_eq!(r.near.len(), 1, "{r:?}");
     let expected = webdup::verify::Overlap::of(&near.shingles, &pages[5].fingerprint.as_ref().unwrap().shingles);
     assert_eq!(r.near[0].url, "https://a.test/5");
@@ -83,7 +83,7 @@ fn insert_replaces_the_same_crawl_and_url_and_remove_cleans_bands() {
     assert_eq!(s.crawls.iter().map(|c| c.crawl.as_str()).collect::<Vec<_>>(), ["c1", "c2"]);
     // The replaced text is gone from the candidate table too.
     assert!(!index.check(&fingerprint(&fp, "q", &t[0])).unwrap().seen());
-    assert_eq!(index.check(&fingerprint(&fp, "q", &t[1])).unwrap().exact.len(), 2);
+    assert_eq!(index.check(&fingerprint(&fp, "q", &t[1])).unwrap().identical.len(), 2);
 
     let got = index.get("https://a.test/p").unwrap();
     assert_eq!(got.len(), 2);
@@ -224,7 +224,7 @@ async fn shared_across_tokio_tasks_without_losing_inserts() {
             for i in (task..200).step_by(8) {
                 let f = fingerprint(&fp, "x", &t[i]);
                 index.insert(&Page::new("c", format!("https://a.test/{i}"), f.clone())).unwrap();
-                assert_eq!(index.check(&f).unwrap().exact[0].url, format!("https://a.test/{i}"));
+                assert_eq!(index.check(&f).unwrap().identical[0].url, format!("https://a.test/{i}"));
             }
         }));
     }
@@ -376,7 +376,7 @@ fn pending_and_merged_band_keys_answer_alike_and_are_cleaned_up() {
         .collect();
     let pending: Vec<_> = probes.iter().map(|f| index.check(f).unwrap()).collect();
     assert!(pending[..20].iter().all(|r| r.seen()), "{pending:?}");
-    assert!(pending[0].near.len() == 1 && pending[1].exact.len() == 1, "{:?}", &pending[..2]);
+    assert!(pending[0].near.len() == 1 && pending[1].identical.len() == 1, "{:?}", &pending[..2]);
     assert!(!pending[20].seen());
     let s = index.stats().unwrap();
     assert_eq!((s.pending_pages, s.band_rows), (20, 20 * bands));
@@ -391,7 +391,7 @@ fn pending_and_merged_band_keys_answer_alike_and_are_cleaned_up() {
 
     // New pages are pending again, beside the merged ones.
     index.insert(&Page::new("c1", "https://a.test/new", fingerprint(&fp, "x", &t[30]))).unwrap();
-    assert_eq!(index.check(&probes[20]).unwrap().exact[0].url, "https://a.test/new");
+    assert_eq!(index.check(&probes[20]).unwrap().identical[0].url, "https://a.test/new");
     // Replace a merged page and the pending one with other texts, remove another merged page.
     index.insert(&Page::new("c1", "https://a.test/1", fingerprint(&fp, "x", &t[31]))).unwrap();
     index.insert(&Page::new("c1", "https://a.test/new", fingerprint(&fp, "x", &t[32]))).unwrap();
@@ -399,8 +399,8 @@ fn pending_and_merged_band_keys_answer_alike_and_are_cleaned_up() {
     for gone in [1, 3, 20] {
         assert!(!index.check(&probes[gone]).unwrap().seen(), "probe {gone} still matches");
     }
-    assert_eq!(index.check(&fingerprint(&fp, "q", &t[31])).unwrap().exact[0].url, "https://a.test/1");
-    assert_eq!(index.check(&fingerprint(&fp, "q", &t[32])).unwrap().exact[0].url, "https://a.test/new");
+    assert_eq!(index.check(&fingerprint(&fp, "q", &t[31])).unwrap().identical[0].url, "https://a.test/1");
+    assert_eq!(index.check(&fingerprint(&fp, "q", &t[32])).unwrap().identical[0].url, "https://a.test/new");
     let s = index.stats().unwrap();
     assert_eq!((s.pages, s.pending_pages, s.band_rows), (20, 2, 20 * bands));
     assert!(index.verify().unwrap().is_empty());
@@ -459,7 +459,7 @@ fn a_batch_past_the_threshold_merges_the_pending_keys() {
     }
     assert!(index.verify().unwrap().is_empty());
     let probe = page(17).fingerprint.unwrap();
-    assert_eq!(index.check(&probe).unwrap().exact[0].url, "https://a.test/17");
+    assert_eq!(index.check(&probe).unwrap().identical[0].url, "https://a.test/17");
 }
 
 #[test]
@@ -517,10 +517,10 @@ fn check_and_insert_tells_exactly_one_of_racing_near_copies_that_it_is_new() {
     let results = handles[1].check_and_insert_batch(&batch).unwrap();
     assert!(!results[0].0.seen());
     assert_eq!(results[1].0.near[0].url, "https://batch.test/0", "{:?}", results[1].0);
-    assert_eq!(results[2].0.exact[0].url, "https://batch.test/0");
+    assert_eq!(results[2].0.identical[0].url, "https://batch.test/0");
     assert_eq!(results[2].0.near[0].url, "https://batch.test/1");
     // And a plain check sees them afterwards, from the other handle.
-    assert_eq!(handles[0].check(batch[0].fingerprint.as_ref().unwrap()).unwrap().exact.len(), 2);
+    assert_eq!(handles[0].check(batch[0].fingerprint.as_ref().unwrap()).unwrap().identical.len(), 2);
 }
 
 #[test]
@@ -535,7 +535,7 @@ fn matches_carry_their_row_ids_and_equally_near_pages_come_oldest_first() {
     let mirror = index.insert(&Page::new("c1", "https://a.test/mirror", fingerprint(&fp, "m", text))).unwrap();
     assert!(article < mirror);
     let r = index.check(&fingerprint(&fp, "https://b.test/copy", text)).unwrap();
-    assert_eq!(r.exact.iter().map(|m| m.id).collect::<Vec<_>>(), [article, mirror]);
+    assert_eq!(r.identical.iter().map(|m| m.id).collect::<Vec<_>>(), [article, mirror]);
     // A near copy is as near to both: the one stored first leads.
     let r = index.check(&fingerprint(&fp, "https://b.test/near", &edited(text, 60))).unwrap();
     assert_eq!(r.near.len(), 2, "{r:?}");

@@ -96,8 +96,15 @@ fn every_kept_index_file_opens_verifies_and_finds_its_pages() {
             let stored = url_of(path);
             let raw = RawDocument { id: stored.url.clone(), key: DocKey(0), format: Format::Html, body, url: None };
             let result = index.check(&fp.fingerprint(raw).unwrap()).unwrap();
+            // Pages stored before schema 10 have no page digest: the same
+            // page is then only known to have the same text.
+            let (copies, none) = match version {
+                ..10 => (&result.same_text, &result.identical),
+                _ => (&result.identical, &result.same_text),
+            };
+            assert!(none.is_empty(), "index_v{version}.db, {file}: {result:?}");
             assert_eq!(
-                result.exact.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
+                copies.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
                 [stored.url.as_str()],
                 "index_v{version}.db, {file}: {result:?}"
             );

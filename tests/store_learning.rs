@@ -91,14 +91,27 @@ fn an_article_moved_into_another_sites_template_is_found_once_both_sites_are_lea
     // Another copy on site 0 now finds both, the one in site 1's template
     // with the Jaccard of the article alone.
     let again = crawler.check(&sites.page(0, "again", 0)).unwrap();
-    assert_eq!(again.exact.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), [original.url.as_str()]);
+    assert_eq!(
+        again.identical.iter().chain(&again.same_text).map(|m| m.url.as_str()).collect::<Vec<_>>(),
+        [original.url.as_str()]
+    );
     assert_eq!(again.near.len(), 1, "{again:?}");
     assert_eq!(again.near[0].url, moved.url);
     assert!(again.near[0].jaccard > 0.95, "{:?}", again.near[0]);
     // So does a later copy checked and stored in site 1's template.
     let third = crawler.check_and_insert(&sites.page(1, "third", 0)).unwrap();
     assert!(third.result.seen());
-    assert!(third.result.exact.iter().chain(&third.result.near).any(|m| m.url == original.url), "{:?}", third.result);
+    assert!(
+        third
+            .result
+            .identical
+            .iter()
+            .chain(&third.result.same_text)
+            .chain(&third.result.near)
+            .any(|m| m.url == original.url),
+        "{:?}",
+        third.result
+    );
     assert_eq!(crawler.index().verify().unwrap(), Vec::<String>::new());
 }
 

@@ -101,7 +101,7 @@ fn a_version_1_index_is_migrated_and_its_pages_still_match() {
     let old = &index.get("https://old.test/ferry").unwrap()[0];
     assert_eq!((old.meta.title.as_deref(), old.meta.h1.as_deref(), old.fetched_at), (Some("Ferry"), None, 1560000000));
     let r = index.check(&f).unwrap();
-    assert_eq!(r.exact[0].url, "https://old.test/ferry");
+    assert_eq!(r.same_text[0].url, "https://old.test/ferry");
     // The new columns are writable after the migration.
     let mut page = Page::new("2024", "https://old.test/ferry", f);
     page.record.meta.h1 = Some("Ferry timetable".into());
@@ -297,7 +297,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     index.insert(&Page::new("2025", "https://old.test/opening-hours", near.clone())).unwrap();
     let r = index.check(&f).unwrap();
     assert_eq!(
-        (r.exact[0].url.as_str(), r.near[0].url.as_str()),
+        (r.same_text[0].url.as_str(), r.near[0].url.as_str()),
         ("https://old.test/hours", "https://old.test/opening-hours")
     );
     assert_eq!(index.stats().unwrap().pending_pages, 1);
@@ -305,7 +305,7 @@ fn a_version_3_index_keeps_its_band_rows_and_adds_pending_keys() {
     let other = fp.fingerprint_text("o".into(), webdup::DocKey(0), &t[1]).unwrap();
     index.insert(&Page::new("2024", "https://old.test/hours", other)).unwrap();
     let r = index.check(&f).unwrap();
-    assert!(r.exact.is_empty());
+    assert!(r.identical.is_empty() && r.same_text.is_empty());
     assert_eq!(r.near.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), ["https://old.test/opening-hours"]);
     let stats = index.stats().unwrap();
     assert_eq!((stats.pages, stats.pending_pages, stats.band_rows), (2, 2, 2 * lsh.bands as u64));

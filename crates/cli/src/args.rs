@@ -27,7 +27,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Group documents into clusters of exact and near duplicates.
+    /// Group documents into clusters of identical pages, same-text pages and near duplicates.
     ///
     /// INPUT is an http(s) URL, a sitemap (a sitemap.xml URL or file, a
     /// sitemap index followed), an HTML or text file (.html, .htm, .txt, also

@@ -30,9 +30,45 @@ pub struct Member {
     pub jaccard: f64,
     /// Share of this member's shingles found in the representative.
     pub containment: f64,
-    /// Same normalized text as the representative.
-    pub exact: bool,
+    /// The same decoded page as the representative (same bytes).
+    pub identical: bool,
+    /// The representative's normalized text, not known to be the same page.
+    pub same_text: bool,
 }
+
+impl Member {
+    /// `d` as a member of the cluster `rep` represents.
+    fn of(d: &Fingerprint, rep: &Fingerprint) -> Member {
+        let o = Overlap::of(&d.shingles, &rep.shingles);
+        Member {
+            key: d.key,
+            jaccard: o.jaccard(),
+            containment: o.containment_a_in_b(),
+            identical: d.identical_to(rep),
+            same_text: d.same_text_as(rep),
+        }
+    }
+
+    /// `identical`, `same-text` or `near`: the kind of copy of the
+    /// representative this member is.
+    pub fn kind(&self) -> &'static str {
+        if self.identical {
+            IDENTICAL
+        } else if self.same_text {
+            SAME_TEXT
+        } else {
+            NEAR
+        }
+    }
+}
+
+/// The kind of a copy whose decoded page is byte for byte the other's.
+pub const IDENTICAL: &str = "identical";
+/// The kind of a copy with the other's normalized text, from another page
+/// (or a page not known to be the same).
+pub const SAME_TEXT: &str = "same-text";
+/// The kind of a copy whose text is similar, not the same.
+pub const NEAR: &str = "near";
 
 /// A group of duplicates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -47,9 +83,16 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Every member has the representative's exact text.
-    pub fn is_exact(&self) -> bool {
-        self.members.iter().all(|m| m.exact)
+    /// `identical` when every member is the representative's page,
+    /// `same-text` when every member has at least its text, else `near`.
+    pub fn kind(&self) -> &'static str {
+        if self.members.iter().all(|m| m.identical) {
+            IDENTICAL
+        } else if self.members.iter().all(|m| m.identical || m.same_text) {
+            SAME_TEXT
+        } else {
+            NEAR
+        }
     }
 }
 
@@ -149,20 +192,24 @@ pub fn find_duplicates(
 ) -> Clustering {
     // Exact duplicates first: each extra copy links to the first, and only
     // the first of each text takes part in the near-duplicate search.
-    let mut first_of: HashMap<[u8; 16], u32> = HashMap::new();
+    let mut first_of: HashMap<CopyOf, u32> = HashMap::new();
     let mut edges: Vec<Edge> = Vec::new();
     let mut uniques: Vec<u32> = Vec::new();
     let mut by_key: Vec<u32> = (0..docs.len() as u32).collect();
     by_key.sort_unstable_by_key(|&i| docs[i as usize].key);
     for i in by_key {
         let d = &docs[i as usize];
-        match first_of.get(&d.digest) {
+        let Some(copy_of) = CopyOf::of(d) else {
+            uniques.push(i);
+            continue;
+        };
+        match first_of.get(&copy_of) {
             Some(&f) => {
                 let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
                 edges.push(Edge { a: f, b: i, overlap });
             }
             None => {
-                first_of.insert(d.digest, i);
+                first_of.insert(copy_of, i);
                 uniques.push(i);
             }
         }
@@ -195,20 +242,7 @@ pub fn find_duplicates(
         .enumerate()
         .map(|(n, g)| {
             let rep = &docs[g.representative as usize];
-            let members = g
-                .members
-                .iter()
-                .map(|&m| {
-                    let d = &docs[m as usize];
-                    let o = Overlap::of(&d.shingles, &rep.shingles);
-                    Member {
-                        key: d.key,
-                        jaccard: o.jaccard(),
-                        containment: o.containment_a_in_b(),
-                        exact: d.digest == rep.digest,
-                    }
-                })
-                .collect();
+            let members = g.members.iter().map(|&m| Member::of(&docs[m as usize], rep)).collect();
             Cluster { id: n + 1, representative: rep.key, members }
         })
         .collect();
@@ -220,6 +254,32 @@ pub fn find_duplicates(
     debug_assert!(edges.iter().all(|e| e.a < e.b), "an edge with its higher key first");
     edges.sort_unstable_by_key(|e| (e.a, e.b));
     Clustering { clusters, edges, stats }
+}
+
+/// What makes two pages copies of one another before any shingle is
+/// compared: the same text, when there is enough of it to judge
+/// ([`verify::MIN_SHARED_SHINGLES`]), else the same decoded page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CopyOf {
+    Text([u8; 16]),
+    Page([u8; 16], [u8; 16]),
+}
+
+impl CopyOf {
+    /// What `d`'s copies share; `None` for a page too thin to have copies
+    /// but byte-identical ones, whose bytes are unknown.
+    pub fn of(d: &Fingerprint) -> Option<CopyOf> {
+        CopyOf::new(d.digest, d.shingles.len(), d.page_digest)
+    }
+
+    /// [`CopyOf::of`] a page of these digests and number of shingles.
+    pub fn new(digest: [u8; 16], shingles: usize, page_digest: Option<[u8; 16]>) -> Option<CopyOf> {
+        if shingles >= verify::MIN_SHARED_SHINGLES {
+            Some(CopyOf::Text(digest))
+        } else {
+            page_digest.map(|p| CopyOf::Page(digest, p))
+        }
+    }
 }
 
 /// A similar document found by [`neighbors`].
@@ -291,9 +351,13 @@ pub struct Comparison {
     pub shared_shingles: usize,
     pub only_in_a: usize,
     pub only_in_b: usize,
-    pub exact: bool,
+    /// The same decoded page (same bytes).
+    pub identical: bool,
+    /// The same normalized text, not known to be the same page.
+    pub same_text: bool,
     pub threshold: f64,
-    /// Jaccard at or above the threshold.
+    /// Identical, or Jaccard at or above the threshold on at least
+    /// [`verify::MIN_SHARED_SHINGLES`] shared shingles.
     pub duplicate: bool,
 }
 
@@ -309,9 +373,10 @@ pub fn compare(a: &Fingerprint, b: &Fingerprint, threshold: f64) -> Comparison {
         shared_shingles: o.shared,
         only_in_a: o.len_a - o.shared,
         only_in_b: o.len_b - o.shared,
-        exact: a.digest == b.digest,
+        identical: a.identical_to(b),
+        same_text: a.same_text_as(b),
         threshold,
-        duplicate: o.jaccard() >= threshold,
+        duplicate: a.identical_to(b) || (o.enough_text() && o.jaccard() >= threshold),
     }
 }
 
@@ -357,7 +422,7 @@ mod tests {
         let (matching, made_with) = settings();
         let across = find_duplicates(&InTurn, &docs("b"), &matching, &made_with);
         assert_eq!(across.clusters.len(), 1);
-        let members: Vec<(u64, bool)> = across.clusters[0].members.iter().map(|m| (m.key.0, m.exact)).collect();
+        let members: Vec<(u64, bool)> = across.clusters[0].members.iter().map(|m| (m.key.0, m.same_text)).collect();
         assert_eq!(members, [(100, true), (110, false), (120, true)]);
         let pairs: Vec<(u64, u64)> = across.edges.iter().map(|e| (e.a.0, e.b.0)).collect();
         assert_eq!(pairs, [(100, 110), (100, 120)]);
@@ -391,7 +456,69 @@ mod tests {
         assert_eq!(of_story, [120, 110]);
         assert!(found[3].is_empty());
         let c = compare(&docs[0], &docs[1], 0.8);
-        assert!((c.jaccard - found[0][1].jaccard).abs() < 1e-12 && !c.duplicate && !c.exact);
-        assert!(compare(&docs[0], &docs[2], 0.8).exact);
+        assert!((c.jaccard - found[0][1].jaccard).abs() < 1e-12 && !c.duplicate && !c.same_text);
+        let again = compare(&docs[0], &docs[2], 0.8);
+        assert!(again.same_text && !again.identical && again.duplicate);
+    }
+
+    /// `doc` made from a page: its decoded bytes `page`, its main text `text`.
+    fn page(id: &str, n: u64, page: &str, text: &str) -> Fingerprint {
+        let words: Vec<String> = text.split_whitespace().map(String::from).collect();
+        let mut f = doc(id, n, &words);
+        f.page_digest = Some(crate::fingerprint::page_digest(page));
+        f
+    }
+
+    /// A wiki's stub: 22 words after one line that tells two stubs apart,
+    /// which the extractor leaves out.
+    const STUB: &str = "this article about a small village in the northern hills is a stub you can help \
+                        the wiki by adding to it today";
+
+    #[test]
+    fn two_stubs_with_one_text_are_same_text_and_a_copy_of_one_page_is_identical() {
+        let (matching, made_with) = settings();
+        let docs = vec![
+            page("w/alder.html", 0, &format!("<p>Alder, a hamlet</p><p>{STUB}</p>"), STUB),
+            page("w/birch.html", 1, &format!("<p>Birch, a hamlet</p><p>{STUB}</p>"), STUB),
+            page("w/birch-copy.html", 2, &format!("<p>Birch, a hamlet</p><p>{STUB}</p>"), STUB),
+        ];
+        let found = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        assert_eq!(found.clusters.len(), 1);
+        let c = &found.clusters[0];
+        assert_eq!(c.kind(), SAME_TEXT);
+        let kinds: Vec<&str> = c.members.iter().map(Member::kind).collect();
+        let rep = c.members.iter().position(|m| m.key == c.representative).unwrap();
+        assert_eq!(kinds[rep], IDENTICAL, "the representative is its own page");
+        let birch = compare(&docs[1], &docs[2], 0.8);
+        assert!(birch.identical && !birch.same_text && birch.duplicate);
+        let stubs = compare(&docs[0], &docs[1], 0.8);
+        assert!(stubs.same_text && !stubs.identical && stubs.jaccard == 1.0);
+        let pair = find_duplicates(&InTurn, &docs[1..], &matching, &made_with);
+        assert_eq!(pair.clusters[0].kind(), IDENTICAL);
+    }
+
+    #[test]
+    fn thin_pages_sharing_a_heading_are_never_duplicates_unless_identical() {
+        // What a thin page keeps when its body is lost: a two-word heading
+        // (one shingle), or the heading and a caption (two).
+        let (matching, made_with) = settings();
+        let docs = vec![
+            page("a/one.html", 0, "<article><h2>Popular posts</h2><p>one</p></article>", "popular posts"),
+            page("a/two.html", 1, "<article><h2>Popular posts</h2><p>two</p></article>", "popular posts"),
+            page("b/three.html", 2, "<h2>Popular posts</h2><figure>a pier</figure>", "popular posts a pier at dusk"),
+        ];
+        assert!(docs.iter().all(|d| d.shingles.len() < verify::MIN_SHARED_SHINGLES));
+        let found = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        assert!(found.clusters.is_empty() && found.edges.is_empty(), "{found:?}");
+        assert!(neighbors(&InTurn, &docs, &matching, &made_with, 0.1, 5).iter().all(Vec::is_empty));
+        let c = compare(&docs[0], &docs[1], 0.8);
+        assert!(c.same_text && c.jaccard == 1.0 && !c.duplicate, "the numbers, not the verdict: {c:?}");
+        // The same page fetched twice is a duplicate however thin.
+        let mut again = docs.clone();
+        again[1] = page("a/two.html", 1, "<article><h2>Popular posts</h2><p>one</p></article>", "popular posts");
+        let found = find_duplicates(&InTurn, &again, &matching, &made_with);
+        assert_eq!(found.clusters.len(), 1);
+        assert_eq!((found.clusters[0].kind(), found.clusters[0].members.len()), (IDENTICAL, 2));
+        assert!(compare(&again[0], &again[1], 0.8).duplicate);
     }
 }

@@ -9,12 +9,14 @@ use crate::template;
 
 /// The version of [`Fingerprint`]'s serialized form; every serialized
 /// fingerprint carries it as `format_version`, and reading another one fails.
+/// Version 4 adds `page_digest`, the MD5 of the decoded page; earlier
+/// versions are read with it unknown, so their pages are never identical.
 /// Version 3 keeps only what matching needs: the page's title, metadata,
 /// main text and extractor name left it for its record (`page::PageView`,
 /// `page::PageRecord`). Version 2 named the document by its [`DocKey`]
 /// (`key`); version 1 called the same number `order`. Both are still read,
 /// their page fields passed over.
-pub const FINGERPRINT_FORMAT_VERSION: u32 = 3;
+pub const FINGERPRINT_FORMAT_VERSION: u32 = 4;
 
 /// What matching needs of one document after fingerprinting: its
 /// shingles, their sketches and digest, and its size. What the page said
@@ -33,8 +35,13 @@ pub struct Fingerprint {
     pub word_count: usize,
     /// Distinct shingle hashes, sorted: what verification compares.
     pub shingles: Vec<u64>,
-    /// MD5 of the normalized text.
+    /// MD5 of the normalized text: pages with the same text share it.
     pub digest: [u8; 16],
+    /// MD5 of the decoded page (its HTML, or its text when it came as
+    /// text): pages that are the same bytes share it. Unknown (`None`) for a
+    /// page fingerprinted before webdup kept it, which is then never
+    /// identical to another.
+    pub page_digest: Option<[u8; 16]>,
     pub minhash: Signature,
     pub simhash: u64,
     /// Word hashes and counts, kept until corpus-wide SimHash weighting is
@@ -63,7 +70,29 @@ impl Fingerprint {
         minhash: Signature,
         simhash: u64,
     ) -> Fingerprint {
-        Fingerprint { id, key, word_count, shingles, digest, minhash, simhash, terms: Vec::new(), context: Vec::new() }
+        Fingerprint {
+            id,
+            key,
+            word_count,
+            shingles,
+            digest,
+            page_digest: None,
+            minhash,
+            simhash,
+            terms: Vec::new(),
+            context: Vec::new(),
+        }
+    }
+
+    /// The same decoded page as `other`: both page digests known and equal.
+    pub fn identical_to(&self, other: &Fingerprint) -> bool {
+        self.page_digest.is_some() && self.page_digest == other.page_digest
+    }
+
+    /// The same normalized text as `other` without being known to be the
+    /// same page (see [`Fingerprint::identical_to`]).
+    pub fn same_text_as(&self, other: &Fingerprint) -> bool {
+        self.digest == other.digest && !self.identical_to(other)
     }
 
     /// Drops its site's template shingles (sorted), before sketching: a
@@ -122,6 +151,12 @@ impl Fingerprint {
     }
 }
 
+/// The MD5 of a decoded page, its [`Fingerprint::page_digest`].
+pub fn page_digest(decoded: &str) -> [u8; 16] {
+    use md5::{Digest, Md5};
+    Md5::digest(decoded.as_bytes()).into()
+}
+
 /// Where the fingerprint with `key` sits in `docs`: by binary search when
 /// `docs` are sorted by key (as webdup keeps them), else by a scan.
 pub fn position_of(docs: &[Fingerprint], key: DocKey) -> Option<usize> {
@@ -142,6 +177,9 @@ struct Wire {
     word_count: usize,
     shingles: Vec<u64>,
     digest: [u8; 16],
+    /// Absent before version 4, and when the page was not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page_digest: Option<[u8; 16]>,
     minhash: Signature,
     simhash: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -167,6 +205,7 @@ impl From<Fingerprint> for Wire {
             word_count: f.word_count,
             shingles: f.shingles,
             digest: f.digest,
+            page_digest: f.page_digest,
             minhash: f.minhash,
             simhash: f.simhash,
             terms: f.terms,
@@ -197,6 +236,8 @@ impl TryFrom<Wire> for Fingerprint {
             word_count: w.word_count,
             shingles: w.shingles,
             digest: w.digest,
+            // Only a version 4 fingerprint says which page it was made of.
+            page_digest: if w.format_version >= 4 { w.page_digest } else { None },
             minhash: w.minhash,
             simhash: w.simhash,
             terms: w.terms,
@@ -226,7 +267,13 @@ mod tests {
             99,
         );
         f.terms = vec![(3, 1), (5, 2)];
+        f.page_digest = Some(page_digest("<p>the harbour office posts the winter ferry timetable</p>"));
         f
+    }
+
+    /// [`fingerprint`] as a version before 4 is read: its page unknown.
+    fn fingerprint_before_4() -> Fingerprint {
+        Fingerprint { page_digest: None, ..fingerprint() }
     }
 
     /// A page whose extractor kept only its site's notice, while its own
@@ -308,7 +355,7 @@ mod tests {
         map.insert("order".into(), key);
         map.insert("format_version".into(), 1.into());
         let back: Fingerprint = serde_json::from_value(json).unwrap();
-        assert_eq!(back, fingerprint());
+        assert_eq!(back, fingerprint_before_4());
     }
 
     #[test]
@@ -321,7 +368,18 @@ mod tests {
         map.insert("text".into(), "the ferry".into());
         map.insert("meta".into(), serde_json::json!({"canonical": "https://a.test/f", "noindex": true}));
         let back: Fingerprint = serde_json::from_value(json).unwrap();
-        assert_eq!(back, fingerprint());
+        assert_eq!(back, fingerprint_before_4());
+    }
+
+    #[test]
+    fn a_version_3_fingerprint_is_read_with_its_page_unknown_and_is_never_identical() {
+        let mut json = serde_json::to_value(fingerprint()).unwrap();
+        json.as_object_mut().unwrap().remove("page_digest");
+        json["format_version"] = 3.into();
+        let back: Fingerprint = serde_json::from_value(json).unwrap();
+        assert_eq!(back, fingerprint_before_4());
+        assert!(!back.identical_to(&back.clone()) && back.same_text_as(&fingerprint()));
+        assert!(fingerprint().identical_to(&fingerprint()) && !fingerprint().same_text_as(&fingerprint()));
     }
 
     #[test]

@@ -7,6 +7,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::{InTurn, Units};
 
+/// The fewest shared shingles a duplicate verdict may rest on (after
+/// template suppression), unless the two pages are identical (the same
+/// decoded bytes). Five shingles of five words are nine words in a row: a
+/// sentence of a page's own. Below it is what a thin page keeps when its
+/// body is lost (a heading, a caption, a byline: one or two shingles), and
+/// two such pages sharing it say nothing of their content, whatever their
+/// Jaccard. Held in shingles, not words, because shingles are what
+/// verification compares.
+pub const MIN_SHARED_SHINGLES: usize = 5;
+
 /// Exact overlap of two shingle sets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Overlap {
@@ -20,6 +30,11 @@ impl Overlap {
     /// Computes the overlap of two sorted, distinct hash lists.
     pub fn of(a: &[u64], b: &[u64]) -> Overlap {
         Overlap { shared: intersection_len(a, b), len_a: a.len(), len_b: b.len() }
+    }
+
+    /// Enough shared text for a verdict: at least [`MIN_SHARED_SHINGLES`].
+    pub fn enough_text(&self) -> bool {
+        self.shared >= MIN_SHARED_SHINGLES
     }
 
     /// |A ∩ B| / |A ∪ B|; two empty sets are identical (1.0).
@@ -151,16 +166,16 @@ pub fn confirm_by_on(
 }
 
 /// The edge between documents `a` and `b` when their exact `measure`
-/// reaches `threshold`.
+/// reaches `threshold` on enough shared text ([`Overlap::enough_text`]).
 pub fn confirm_pair(measure: Measure, a: u32, b: u32, sets: &[&[u64]], threshold: f64) -> Option<Edge> {
     let (sa, sb) = (sets[a as usize], sets[b as usize]);
     // Jaccard can be no more than the ratio of the sizes.
     let (lo, hi) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
-    if measure == Measure::Jaccard && hi > 0 && (lo as f64) < threshold * hi as f64 - 1e-9 {
+    if lo < MIN_SHARED_SHINGLES || (measure == Measure::Jaccard && (lo as f64) < threshold * hi as f64 - 1e-9) {
         return None;
     }
     let overlap = Overlap::of(sa, sb);
-    (measure.of(&overlap) >= threshold).then_some(Edge { a, b, overlap })
+    (overlap.enough_text() && measure.of(&overlap) >= threshold).then_some(Edge { a, b, overlap })
 }
 
 #[cfg(test)]
@@ -195,12 +210,27 @@ mod tests {
         assert_eq!(edges.len(), 1);
         assert_eq!((edges[0].a, edges[0].b), (0, 1));
         assert_eq!(edges[0].jaccard(), 0.8);
-        // An excerpt: 3 of 10 shingles, all found in the page.
-        let excerpt: Vec<u64> = (2..5).collect();
+        // An excerpt: 5 of 10 shingles, all found in the page.
+        let excerpt: Vec<u64> = (2..7).collect();
         let sets: Vec<&[u64]> = vec![&a, &excerpt];
         assert!(confirm(&[(0, 1)], &sets, 0.8).is_empty());
         let edges = confirm_by(Measure::Containment, &[(0, 1)], &sets, 0.8);
         assert_eq!(edges.len(), 1);
         assert_eq!(Measure::Containment.of(&edges[0].overlap), 1.0);
+    }
+
+    #[test]
+    fn no_pair_is_confirmed_on_fewer_shared_shingles_than_the_floor() {
+        // Two thin pages of one shared shingle (a heading) and an excerpt
+        // of four: each measure is 1.0, but too little text to judge.
+        let heading: Vec<u64> = vec![7];
+        let four: Vec<u64> = (0..MIN_SHARED_SHINGLES as u64 - 1).collect();
+        let page: Vec<u64> = (0..40).collect();
+        let sets: Vec<&[u64]> = vec![&heading, &heading, &four, &page];
+        for measure in [Measure::Jaccard, Measure::Containment] {
+            assert!(confirm_by(measure, &[(0, 1), (2, 3)], &sets, 0.5).is_empty(), "{measure:?}");
+        }
+        assert!(!Overlap::of(&heading, &heading).enough_text());
+        assert!(Overlap::of(&page, &page).enough_text());
     }
 }

@@ -2,11 +2,11 @@
 //!
 //! | File | One row per | Columns |
 //! |---|---|---|
-//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `shingles` and `context` (binary: 8 little-endian bytes a hash), `error_kind`, `error_message`, `fetch` (JSON) |
+//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `page_digest`, `shingles` and `context` (binary: 8 little-endian bytes a hash), `error_kind`, `error_message`, `fetch` (JSON) |
 //! | `stages/sketch/part-*.parquet` | fingerprinted page | `key`, `minhash` |
 //! | `stages/sketch/part-*.templates.parquet` | site of a page in the part, with a template | `site`, `template` (shingles, binary as above) |
 //! | `stages/edges/part-*.parquet` | confirmed pair | `a`, `b` (keys, `a < b`), `shared`, `len_a`, `len_b` |
-//! | `stages/clusters/part-*.parquet` | clustered page | `label` (lowest key of its cluster), `representative`, `key`, `jaccard`, `containment`, `exact` |
+//! | `stages/clusters/part-*.parquet` | clustered page | `label` (lowest key of its cluster), `representative`, `key`, `jaccard`, `containment`, `identical`, `same_text` |
 //! | `pages.parquet` | input document | see [`PAGES_SCHEMA`] |
 //!
 //! Every file names its kind and format version in its Parquet key-value
@@ -19,13 +19,16 @@ use crate::parquet_io::{self as pq, Column, Storage};
 
 /// Format version of the ingest files (2: shingles and context as binary;
 /// 3: a task takes a run of consecutive inputs, not every Nth, so tasks of
-/// version 2 do not combine with tasks of 3).
-pub const INGEST_FORMAT_VERSION: u32 = 3;
+/// version 2 do not combine with tasks of 3; 4: `page_digest`, the MD5 of
+/// the decoded page).
+pub const INGEST_FORMAT_VERSION: u32 = 4;
 /// Format version of the stage files (2: a sketch part holds MinHash and
-/// templates, not shingles).
-pub const STAGE_FORMAT_VERSION: u32 = 2;
-/// Format version of `pages.parquet`.
-pub const PAGES_FORMAT_VERSION: u32 = 1;
+/// templates, not shingles; 3: a cluster part's `identical` and
+/// `same_text` in place of `exact`).
+pub const STAGE_FORMAT_VERSION: u32 = 3;
+/// Format version of `pages.parquet` (2: `identical` and `same_text` in
+/// place of `exact`).
+pub const PAGES_FORMAT_VERSION: u32 = 2;
 
 /// The columns of `pages.parquet`, for users.
 pub const PAGES_SCHEMA: &str = "\
@@ -35,7 +38,8 @@ cluster: uint64 or null, its cluster's id in the report
 representative: string or null, its cluster's representative
 jaccard: float64 or null, exact Jaccard with the representative
 containment: float64 or null, share of its shingles found in the representative
-exact: bool or null, same normalized text as the representative
+identical: bool or null, the same decoded page as the representative
+same_text: bool or null, the representative's normalized text, another page
 words: uint64 or null, words after extraction
 error: string or null, why the document could not be fingerprinted";
 
@@ -55,6 +59,8 @@ pub struct IngestRow {
 pub struct IngestDoc {
     pub words: u64,
     pub digest: [u8; 16],
+    /// The MD5 of the decoded page (`None`: unknown).
+    pub page_digest: Option<[u8; 16]>,
     pub shingles: Vec<u64>,
     pub context: Vec<u64>,
 }
@@ -112,6 +118,12 @@ fn ingest_columns(rows: &[IngestRow]) -> Vec<(&'static str, Column<'_>)> {
         ("id", Column::Str(rows.iter().map(|r| r.id.as_str()).collect())),
         ("words", Column::OptU64(doc(&|d| Some(d.words)))),
         ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.as_slice())).collect())),
+        (
+            "page_digest",
+            Column::OptBin(
+                rows.iter().map(|r| r.doc.as_ref().and_then(|d| d.page_digest.as_ref().map(|p| &p[..]))).collect(),
+            ),
+        ),
         ("shingles", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
         ("context", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
         ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.as_str())).collect())),
@@ -145,7 +157,7 @@ pub fn read_ingest_each(
     mut each: impl FnMut(IngestRow) -> Result<(), Error>,
 ) -> Result<(), Error> {
     const LIGHT: &[&str] = &["key", "id", "words", "error_kind", "error_message", "fetch"];
-    const ROWS: &[&str] = &["key", "id", "words", "digest", "error_kind", "error_message", "fetch"];
+    const ROWS: &[&str] = &["key", "id", "words", "digest", "page_digest", "error_kind", "error_message", "fetch"];
     if light {
         for b in pq::read_groups(path, "ingest", INGEST_FORMAT_VERSION, Some(LIGHT), groups)? {
             ingest_rows(&b?, path, None, &mut each)?;
@@ -185,6 +197,7 @@ fn ingest_rows(
     let mut messages = pq::opt_strs(b, "error_message", path)?;
     let mut fetches = pq::opt_strs(b, "fetch", path)?;
     let digests = if hashes.is_some() { pq::opt_byte_arrays::<16>(b, "digest", path)? } else { Vec::new() };
+    let pages = if hashes.is_some() { pq::opt_byte_arrays::<16>(b, "page_digest", path)? } else { Vec::new() };
     for i in 0..keys.len() {
         let lists = match hashes.as_mut() {
             Some(h) => Some(h.next().ok_or_else(|| {
@@ -193,10 +206,17 @@ fn ingest_rows(
             None => None,
         };
         let doc = match (words[i], lists) {
-            (Some(w), None) => Some(IngestDoc { words: w, digest: [0; 16], shingles: Vec::new(), context: Vec::new() }),
+            (Some(w), None) => Some(IngestDoc {
+                words: w,
+                digest: [0; 16],
+                page_digest: None,
+                shingles: Vec::new(),
+                context: Vec::new(),
+            }),
             (Some(w), Some((shingles, context))) => Some(IngestDoc {
                 words: w,
                 digest: digest_of(digests[i], path)?,
+                page_digest: pages[i],
                 shingles: shingles.unwrap_or_default(),
                 context: context.unwrap_or_default(),
             }),
@@ -219,6 +239,7 @@ pub struct SketchRow {
     pub key: u64,
     pub id: String,
     pub digest: [u8; 16],
+    pub page_digest: Option<[u8; 16]>,
     pub shingles: Vec<u64>,
     pub minhash: Vec<u32>,
 }
@@ -330,7 +351,8 @@ pub struct MemberRow {
     pub key: u64,
     pub jaccard: f64,
     pub containment: f64,
-    pub exact: bool,
+    pub identical: bool,
+    pub same_text: bool,
 }
 
 pub fn write_members(path: &Path, rows: &[MemberRow]) -> Result<(), Error> {
@@ -345,7 +367,8 @@ pub fn write_members(path: &Path, rows: &[MemberRow]) -> Result<(), Error> {
             ("key", Column::U64(rows.iter().map(|r| r.key).collect())),
             ("jaccard", Column::OptF64(rows.iter().map(|r| Some(r.jaccard)).collect())),
             ("containment", Column::OptF64(rows.iter().map(|r| Some(r.containment)).collect())),
-            ("exact", Column::Bool(rows.iter().map(|r| r.exact).collect())),
+            ("identical", Column::Bool(rows.iter().map(|r| r.identical).collect())),
+            ("same_text", Column::Bool(rows.iter().map(|r| r.same_text).collect())),
         ],
     )
 }
@@ -359,7 +382,8 @@ pub fn read_members(path: &Path) -> Result<Vec<MemberRow>, Error> {
         let keys = pq::u64s(b, "key", path)?;
         let jaccard = pq::opt_f64s(b, "jaccard", path)?;
         let containment = pq::opt_f64s(b, "containment", path)?;
-        let exact = pq::bools(b, "exact", path)?;
+        let identical = pq::bools(b, "identical", path)?;
+        let same_text = pq::bools(b, "same_text", path)?;
         for i in 0..keys.len() {
             out.push(MemberRow {
                 label: labels[i],
@@ -367,7 +391,8 @@ pub fn read_members(path: &Path) -> Result<Vec<MemberRow>, Error> {
                 key: keys[i],
                 jaccard: jaccard[i].unwrap_or(0.0),
                 containment: containment[i].unwrap_or(0.0),
-                exact: exact[i],
+                identical: identical[i],
+                same_text: same_text[i],
             });
         }
     }
@@ -383,7 +408,8 @@ pub struct PageRow {
     pub representative: Option<String>,
     pub jaccard: Option<f64>,
     pub containment: Option<f64>,
-    pub exact: Option<bool>,
+    pub identical: Option<bool>,
+    pub same_text: Option<bool>,
     pub words: Option<u64>,
     pub error: Option<String>,
 }
@@ -401,7 +427,8 @@ pub fn write_pages(path: &Path, rows: &[PageRow]) -> Result<(), Error> {
             ("representative", Column::OptStr(rows.iter().map(|r| r.representative.as_deref()).collect())),
             ("jaccard", Column::OptF64(rows.iter().map(|r| r.jaccard).collect())),
             ("containment", Column::OptF64(rows.iter().map(|r| r.containment).collect())),
-            ("exact", Column::OptBool(rows.iter().map(|r| r.exact).collect())),
+            ("identical", Column::OptBool(rows.iter().map(|r| r.identical).collect())),
+            ("same_text", Column::OptBool(rows.iter().map(|r| r.same_text).collect())),
             ("words", Column::OptU64(rows.iter().map(|r| r.words).collect())),
             ("error", Column::OptStr(rows.iter().map(|r| r.error.as_deref()).collect())),
         ],
@@ -418,7 +445,8 @@ pub fn read_pages(path: &Path) -> Result<Vec<PageRow>, Error> {
         let reps = pq::opt_strs(b, "representative", path)?;
         let jaccard = pq::opt_f64s(b, "jaccard", path)?;
         let containment = pq::opt_f64s(b, "containment", path)?;
-        let exact = pq::opt_bools(b, "exact", path)?;
+        let identical = pq::opt_bools(b, "identical", path)?;
+        let same_text = pq::opt_bools(b, "same_text", path)?;
         let words = pq::opt_u64s(b, "words", path)?;
         let errors = pq::opt_strs(b, "error", path)?;
         for i in 0..keys.len() {
@@ -429,7 +457,8 @@ pub fn read_pages(path: &Path) -> Result<Vec<PageRow>, Error> {
                 representative: reps[i].clone(),
                 jaccard: jaccard[i],
                 containment: containment[i],
-                exact: exact[i],
+                identical: identical[i],
+                same_text: same_text[i],
                 words: words[i],
                 error: errors[i].clone(),
             });
@@ -446,6 +475,8 @@ mod tests {
         let doc = (!key.is_multiple_of(5)).then(|| IngestDoc {
             words: key * 3,
             digest: [key as u8; 16],
+            // Known and unknown pages both come back as written.
+            page_digest: key.is_multiple_of(4).then_some([key as u8 ^ 0xff; 16]),
             shingles: (0..key * 7 % 300).map(|i| i * 1_000_003 + key).collect(),
             context: if key.is_multiple_of(2) { vec![key, key + 1] } else { Vec::new() },
         });
@@ -486,6 +517,7 @@ mod tests {
                     key: k,
                     id: format!("site/{k}"),
                     digest: [k as u8; 16],
+                    page_digest: None,
                     shingles: (0..k % 30).map(|i| i * 7 + k).collect(),
                     minhash: vec![k as u32; 4],
                 })

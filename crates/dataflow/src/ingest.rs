@@ -239,6 +239,7 @@ fn rows_of(loaded: webdup::run::Loaded) -> (Vec<IngestRow>, webdup::warc::Summar
             doc: Some(IngestDoc {
                 words: d.word_count as u64,
                 digest: d.digest,
+                page_digest: d.page_digest,
                 shingles: d.shingles,
                 context: d.context,
             }),

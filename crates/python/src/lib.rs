@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use webdup::crawler::{Checked, CrawledPage, Crawler, PageError};
+use webdup::dedup::{IDENTICAL, NEAR, SAME_TEXT};
 use webdup::engine::{self, Config, Fingerprinter, Quiet};
 use webdup::extract::{ExtractConfig, ExtractorKind};
 use webdup::fetch::Hop;
@@ -110,13 +111,15 @@ impl From<&StoreMatch> for Match {
     }
 }
 
-/// What the index held like a page: exact copies (same normalized text) and
+/// What the index held like a page: identical pages (the same decoded
+/// page), pages of the same text (same normalized text, other pages) and
 /// near ones (exact Jaccard at least the index threshold, most similar
 /// first). After an insert, `id` is the page's row.
 #[pyclass(frozen, get_all, module = "webdup")]
 struct CheckResult {
     url: String,
-    exact: Vec<Match>,
+    identical: Vec<Match>,
+    same_text: Vec<Match>,
     near: Vec<Match>,
     /// LSH candidates looked at before exact verification.
     candidates: usize,
@@ -129,7 +132,7 @@ impl CheckResult {
     /// True when the content was seen before, exactly or nearly.
     #[getter]
     fn seen(&self) -> bool {
-        !self.exact.is_empty() || !self.near.is_empty()
+        self.best().is_some()
     }
 
     /// True when it was not.
@@ -138,10 +141,20 @@ impl CheckResult {
         !self.seen()
     }
 
-    /// The closest match: the first exact copy, else the nearest page.
+    /// The closest match: the first identical page, else the first of the
+    /// same text, else the nearest page.
     #[getter]
     fn best(&self) -> Option<Match> {
-        self.exact.first().or(self.near.first()).cloned()
+        self.identical.first().or(self.same_text.first()).or(self.near.first()).cloned()
+    }
+
+    /// What the closest match is: `identical`, `same-text` or `near`
+    /// (`None` when nothing was).
+    #[getter]
+    fn kind(&self) -> Option<&'static str> {
+        [(IDENTICAL, &self.identical), (SAME_TEXT, &self.same_text), (NEAR, &self.near)]
+            .into_iter()
+            .find_map(|(k, ms)| (!ms.is_empty()).then_some(k))
     }
 
     fn __bool__(&self) -> bool {
@@ -150,10 +163,11 @@ impl CheckResult {
 
     fn __repr__(&self) -> String {
         format!(
-            "CheckResult(url={:?}, seen={}, exact={}, near={}, id={:?})",
+            "CheckResult(url={:?}, seen={}, identical={}, same_text={}, near={}, id={:?})",
             self.url,
             if self.seen() { "True" } else { "False" },
-            self.exact.len(),
+            self.identical.len(),
+            self.same_text.len(),
             self.near.len(),
             self.id
         )
@@ -164,7 +178,8 @@ impl CheckResult {
     fn of(url: &str, r: &StoreCheck, id: Option<i64>, crawl: Option<String>) -> CheckResult {
         CheckResult {
             url: url.to_string(),
-            exact: r.exact.iter().map(Match::from).collect(),
+            identical: r.identical.iter().map(Match::from).collect(),
+            same_text: r.same_text.iter().map(Match::from).collect(),
             near: r.near.iter().map(Match::from).collect(),
             candidates: r.candidates,
             id,
@@ -336,14 +351,15 @@ fn arrow_cast_utf8(col: &ArrayRef) -> Option<StringArray> {
 fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>> {
     let mut url = StringBuilder::new();
     let (mut new, mut id) = (BooleanBuilder::new(), Int64Builder::new());
-    let (mut exact, mut near) = (UInt32Builder::new(), UInt32Builder::new());
+    let (mut identical, mut same_text, mut near) = (UInt32Builder::new(), UInt32Builder::new(), UInt32Builder::new());
     let (mut best, mut best_id) = (StringBuilder::new(), Int64Builder::new());
     let (mut jaccard, mut containment) = (Float64Builder::new(), Float64Builder::new());
     for r in results {
         url.append_value(&r.url);
         new.append_value(r.is_new());
         id.append_option(r.id);
-        exact.append_value(r.exact.len() as u32);
+        identical.append_value(r.identical.len() as u32);
+        same_text.append_value(r.same_text.len() as u32);
         near.append_value(r.near.len() as u32);
         let b = r.best();
         best.append_option(b.as_ref().map(|m| m.url.as_str()));
@@ -357,7 +373,8 @@ fn results_table(py: Python<'_>, results: &[CheckResult]) -> PyResult<Py<PyAny>>
             ("url", Arc::new(url.finish()) as ArrayRef, false),
             ("new", Arc::new(new.finish()), false),
             ("id", Arc::new(id.finish()), true),
-            ("exact", Arc::new(exact.finish()), false),
+            ("identical", Arc::new(identical.finish()), false),
+            ("same_text", Arc::new(same_text.finish()), false),
             ("near", Arc::new(near.finish()), false),
             ("match_url", Arc::new(best.finish()), true),
             ("match_id", Arc::new(best_id.finish()), true),
@@ -612,9 +629,9 @@ struct Clusters {
 
 #[pymethods]
 impl Clusters {
-    /// The clusters, each a dict: id, size, kind (exact or near),
-    /// representative, members (id, representative, jaccard, containment,
-    /// exact, words).
+    /// The clusters, each a dict: id, size, kind (identical, same-text or
+    /// near), representative, members (id, representative, jaccard,
+    /// containment, identical, same_text, words).
     #[getter]
     fn clusters(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         json_of(py, &self.report.clusters)
@@ -643,12 +660,14 @@ impl Clusters {
     }
 
     /// One row per clustered page (cluster, id, representative, jaccard and
-    /// containment to it, exact flag, words) as a `pyarrow.Table`.
+    /// containment to it, identical and same-text flags, words) as a
+    /// `pyarrow.Table`.
     fn to_arrow(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let mut cluster = UInt32Builder::new();
         let (mut id, mut rep) = (StringBuilder::new(), StringBuilder::new());
         let (mut jaccard, mut containment) = (Float64Builder::new(), Float64Builder::new());
-        let (mut exact, mut words) = (BooleanBuilder::new(), UInt32Builder::new());
+        let (mut identical, mut same_text) = (BooleanBuilder::new(), BooleanBuilder::new());
+        let mut words = UInt32Builder::new();
         for c in &self.report.clusters {
             for m in &c.members {
                 cluster.append_value(c.id as u32);
@@ -656,7 +675,8 @@ impl Clusters {
                 rep.append_value(&c.representative);
                 jaccard.append_value(m.jaccard);
                 containment.append_value(m.containment);
-                exact.append_value(m.exact);
+                identical.append_value(m.identical);
+                same_text.append_value(m.same_text);
                 words.append_value(m.words as u32);
             }
         }
@@ -668,7 +688,8 @@ impl Clusters {
                 ("representative", Arc::new(rep.finish()), false),
                 ("jaccard", Arc::new(jaccard.finish()), false),
                 ("containment", Arc::new(containment.finish()), false),
-                ("exact", Arc::new(exact.finish()), false),
+                ("identical", Arc::new(identical.finish()), false),
+                ("same_text", Arc::new(same_text.finish()), false),
                 ("words", Arc::new(words.finish()), false),
             ],
         )
@@ -742,8 +763,8 @@ fn cluster(
 }
 
 /// Compares two pages exactly: Jaccard, containment each way, shared
-/// shingles, the MinHash estimate and SimHash distance, exact and
-/// duplicate flags. `a` and `b` are HTML unless `text=True`.
+/// shingles, the MinHash estimate and SimHash distance, identical,
+/// same-text and duplicate flags. `a` and `b` are HTML unless `text=True`.
 #[pyfunction]
 #[pyo3(signature = (a, b, *, text=false, threshold=None, extractor=None))]
 fn compare(

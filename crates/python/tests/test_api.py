@@ -63,8 +63,8 @@ class IndexTest(unittest.TestCase):
 
         same = index.check("https://b.test/copy", html=page("One", text))
         self.assertTrue(same.seen)
-        self.assertEqual([m.url for m in same.exact], ["https://a.test/1"])
-        self.assertEqual(same.exact[0].crawl, "monday")
+        self.assertEqual([m.url for m in same.identical], ["https://a.test/1"])
+        self.assertEqual((same.identical[0].crawl, same.kind), ("monday", "identical"))
 
         near = index.check_and_insert("https://b.test/near", html=page("One", edited(text, 80)))
         self.assertFalse(near.new)
@@ -239,9 +239,11 @@ class LibraryTest(unittest.TestCase):
     def test_compare_and_extract(self) -> None:
         text = article(9)
         same = webdup.compare(page("A", text), page("A", text))
-        self.assertTrue(same["exact"])
+        self.assertTrue(same["identical"] and not same["same_text"])
+        retitled = webdup.compare(page("A", text), page("A, again", text))
+        self.assertTrue(retitled["same_text"] and not retitled["identical"])
         near = webdup.compare(text, edited(text, 40), text=True)
-        self.assertFalse(near["exact"])
+        self.assertFalse(near["identical"] or near["same_text"])
         self.assertGreater(near["jaccard"], 0.5)
         self.assertLess(near["jaccard"], 1.0)
         extracted = webdup.extract(page("Title here", text), url="https://a.test/x")

@@ -349,7 +349,7 @@ def path_of(url: str) -> str:
 
 
 def named_url(reason: str) -> str:
-    """The URL a drop reason names ("exact duplicate of URL", "near duplicate of URL (Jaccard x)")."""
+    """The URL a drop reason names ("duplicate of URL (identical: ...)", "near duplicate of URL (Jaccard x)")."""
     m = re.search(r"duplicate of (\S+)", reason)
     assert m, reason
     return m.group(1)

@@ -6,7 +6,7 @@ use webdup_core::DocKey;
 use webdup_core::fingerprint::Fingerprint;
 
 use crate::codec::{decode_u32s, decode_u64s, inflate};
-use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page};
+use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page, stored_page_digest};
 use crate::{Error, Index, PageRecord, Result};
 
 /// One stored page of a crawl, read back: its record (with its main text
@@ -86,7 +86,8 @@ fn fingerprint_of(
     if minhash.len() != permutations {
         return Err(corrupt(format!("MinHash signature of {} values, not {permutations}", minhash.len())));
     }
-    let f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
+    let mut f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
+    f.page_digest = stored_page_digest(row).map_err(|e| corrupt(e.to_string()))?;
     let deflated: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 3).map_err(|e| corrupt(e.to_string()))?;
     page.text = match deflated {
         Some(blob) => Some(inflate(&blob, page.id)?),

@@ -550,9 +550,9 @@ impl Index {
         tx.prepare_cached(
             "INSERT INTO pages (crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical,
                  noindex, description, h1, word_count, digest, simhash, minhash, shingle_count, shingles,
-                 canonical_source, noindex_source, text, text_deflate, redirects)
+                 canonical_source, noindex_source, text, text_deflate, redirects, page_digest)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                     ?22, ?23)",
+                     ?22, ?23, ?24)",
         )?
         .execute(params![
             page.record.crawl,
@@ -578,6 +578,7 @@ impl Index {
             text.filter(|t| t.len() < DEFLATE_FROM),
             text.filter(|t| t.len() >= DEFLATE_FROM).map(deflate),
             redirects,
+            fp.and_then(|f| f.page_digest).map(|d| d.to_vec()),
         ])?;
         let id = tx.last_insert_rowid();
         if let Some(fp) = fp {

@@ -126,8 +126,14 @@ impl Page {
 
 pub(crate) const PAGE_COLUMNS: &str = "id, crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical, \
                             noindex, description, h1, word_count, digest, simhash, shingle_count, \
-                            canonical_source, noindex_source, redirects";
-pub(crate) const PAGE_COLUMN_COUNT: usize = 20;
+                            canonical_source, noindex_source, redirects, page_digest";
+pub(crate) const PAGE_COLUMN_COUNT: usize = 21;
+
+/// The page digest in column 20 of [`PAGE_COLUMNS`], when the page was
+/// stored with one (schema 10 and later).
+pub(crate) fn stored_page_digest(r: &rusqlite::Row) -> rusqlite::Result<Option<[u8; 16]>> {
+    Ok(r.get::<_, Option<Vec<u8>>>(20)?.and_then(|d| d.try_into().ok()))
+}
 
 pub(crate) fn stored_page(r: &rusqlite::Row) -> rusqlite::Result<PageRecord> {
     let digest: Option<Vec<u8>> = r.get(14)?;

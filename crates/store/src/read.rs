@@ -8,10 +8,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use webdup_core::candidates::LshParams;
 use webdup_core::candidates::lsh;
+use webdup_core::dedup::{IDENTICAL, NEAR, SAME_TEXT};
 use webdup_core::fingerprint::Fingerprint;
 use webdup_core::page::{Crawl, PageRecord};
 use webdup_core::template::Templates;
-use webdup_core::verify::Overlap;
+use webdup_core::verify::{MIN_SHARED_SHINGLES, Overlap};
 
 use crate::codec::{decode_u32s, decode_u64s};
 use crate::index::{BatchKeys, lock, pending_candidates};
@@ -64,8 +65,13 @@ impl Match {
 /// The answer of [`Index::check`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CheckResult {
-    /// Pages with the same normalized text (same MD5), in insertion order.
-    pub exact: Vec<Match>,
+    /// Pages that are the same decoded page (same bytes), in insertion order.
+    pub identical: Vec<Match>,
+    /// Pages with the same normalized text (same MD5) not known to be the
+    /// same page, in insertion order; never a page with fewer than
+    /// [`MIN_SHARED_SHINGLES`] shingles, which only an identical page
+    /// matches.
+    pub same_text: Vec<Match>,
     /// Other pages with Jaccard at least the index threshold (its cross-site
     /// threshold for a page of another site), most similar first (ties: the
     /// page stored first).
@@ -77,7 +83,24 @@ pub struct CheckResult {
 impl CheckResult {
     /// True when the content has been seen before, exactly or nearly.
     pub fn seen(&self) -> bool {
-        !self.exact.is_empty() || !self.near.is_empty()
+        self.best().is_some()
+    }
+
+    /// The closest match: the first identical page, else the first of the
+    /// same text, else the nearest page.
+    pub fn best(&self) -> Option<&Match> {
+        self.identical.first().or(self.same_text.first()).or(self.near.first())
+    }
+
+    /// Every match with its kind (`identical`, `same-text`, `near`), in
+    /// that order.
+    pub fn matches(&self) -> impl Iterator<Item = (&'static str, &Match)> {
+        let kind = |k: &'static str| move |m| (k, m);
+        self.identical
+            .iter()
+            .map(kind(IDENTICAL))
+            .chain(self.same_text.iter().map(kind(SAME_TEXT)))
+            .chain(self.near.iter().map(kind(NEAR)))
     }
 }
 
@@ -191,7 +214,8 @@ impl Index {
         result.candidates = candidates.len();
         let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
         let settings = &self.settings;
-        let keep = |url: &str, o: &Overlap| o.jaccard() >= settings.threshold_between(&fp.id, url) - 1e-12;
+        let keep =
+            |url: &str, o: &Overlap| o.enough_text() && o.jaccard() >= settings.threshold_between(&fp.id, url) - 1e-12;
         result.near = verify_candidates(conn, fp, candidates, keep, |m| m.jaccard)?;
         Ok(result)
     }
@@ -246,7 +270,7 @@ impl Index {
                 conn,
                 fp,
                 candidates,
-                |_, o| o.containment_of_smaller() >= threshold,
+                |_, o| o.enough_text() && o.containment_of_smaller() >= threshold,
                 |m| m.containment.max(m.contained),
             )?;
             Ok(result)
@@ -453,14 +477,19 @@ fn verify_candidates(
     Ok(near)
 }
 
-/// Pages stored with `fp`'s exact text, into `result.exact`; returns their ids.
+/// Pages stored with `fp`'s text, into `result.identical` when they are
+/// the same decoded page, else into `result.same_text` when `fp` has enough
+/// text to judge ([`MIN_SHARED_SHINGLES`]); returns their ids.
 fn exact_matches(conn: &Connection, fp: &Fingerprint, result: &mut CheckResult) -> Result<HashSet<i64>> {
     let mut exact_ids = HashSet::new();
-    let mut stmt =
-        conn.prepare_cached("SELECT id, url, crawl, final_url, title FROM pages WHERE digest = ?1 ORDER BY id")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, url, crawl, final_url, title, page_digest FROM pages WHERE digest = ?1 ORDER BY id",
+    )?;
     let rows = stmt.query_map([fp.digest.to_vec()], |r| {
+        let page: Option<Vec<u8>> = r.get(5)?;
         Ok((
             r.get::<_, i64>(0)?,
+            fp.page_digest.is_some_and(|d| page.as_deref() == Some(d.as_slice())),
             Match {
                 id: r.get(0)?,
                 url: r.get(1)?,
@@ -473,10 +502,17 @@ fn exact_matches(conn: &Connection, fp: &Fingerprint, result: &mut CheckResult) 
             },
         ))
     })?;
+    let enough_text = fp.shingles.len() >= MIN_SHARED_SHINGLES;
     for row in rows {
-        let (id, m) = row?;
+        let (id, identical, m) = row?;
+        if identical {
+            result.identical.push(m);
+        } else if enough_text {
+            result.same_text.push(m);
+        } else {
+            continue;
+        }
         exact_ids.insert(id);
-        result.exact.push(m);
     }
     Ok(exact_ids)
 }

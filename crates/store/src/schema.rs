@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 9;
+pub const VERSION: i64 = 10;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -196,8 +196,16 @@ CREATE TABLE crawl_links (
 ) WITHOUT ROWID;
 ";
 
+/// Version 10: `page_digest`, the MD5 of the decoded page (fingerprint
+/// format 4), beside `digest`, the MD5 of its normalized text: two pages of
+/// one text are identical only when these agree too. NULL for pages stored
+/// before, which are then never identical to another page.
+pub const V10: &str = "
+ALTER TABLE pages ADD COLUMN page_digest BLOB;
+";
+
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {

@@ -19,7 +19,7 @@
 //! let first = crawler.check_and_insert(&CrawledPage::html("https://example.com/a", html)).unwrap();
 //! assert!(first.result.seen() == false);
 //! let again = crawler.check_and_insert(&CrawledPage::html("https://example.com/b", html)).unwrap();
-//! assert_eq!(again.result.exact[0].url, "https://example.com/a");
+//! assert_eq!(again.result.identical[0].url, "https://example.com/a");
 //! ```
 
 use std::sync::Arc;

@@ -281,6 +281,7 @@ impl Fingerprinter {
         // The address after redirects, else the one asked for: extractors
         // use it to recognise the site, and canonicals resolve against it.
         let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
+        let page_digest = webdup_core::fingerprint::page_digest(&raw.body);
         let (text, title, meta, context) = match raw.format {
             Format::Text => (raw.body, None, None, None),
             Format::Html if self.keep_pages => {
@@ -297,6 +298,7 @@ impl Fingerprinter {
             }
         };
         let mut f = self.shingle_text(raw.id, raw.key, &text)?;
+        f.page_digest = Some(page_digest);
         if self.learns_templates
             && let Some(context) = context
         {
@@ -322,6 +324,7 @@ impl Fingerprinter {
 
     /// Shingles text that needs no extraction, leaving its sketches empty
     /// until [`Fingerprinter::sketch`] (see [`Fingerprinter::fingerprint_unsketched`]).
+    /// The text is the page: its digest is the page's too.
     pub fn shingle_text(&self, id: String, key: DocKey, text: &str) -> Result<Fingerprint, DocError> {
         let sh = self.shingler.shingle(text);
         if sh.hashes.is_empty() {
@@ -347,6 +350,7 @@ impl Fingerprinter {
             word_count: sh.word_count,
             shingles: sh.hashes,
             digest: sh.digest,
+            page_digest: Some(webdup_core::fingerprint::page_digest(text)),
             minhash: Signature::default(),
             simhash,
             terms,

@@ -17,7 +17,7 @@
 //! let a = fp.fingerprint_text("a".into(), webdup::DocKey(0), text).unwrap();
 //! let b = fp.fingerprint_text("b".into(), webdup::DocKey(1), &text.replace("today", "again")).unwrap();
 //! let c = compare(&a, &b, config.matching.threshold);
-//! assert!(c.jaccard > 0.8 && !c.exact);
+//! assert!(c.jaccard > 0.8 && !c.same_text && !c.identical);
 //! ```
 
 // The library reports through return values; only the binary prints.
@@ -25,7 +25,7 @@
 
 // The engine floor lives in webdup-core; its modules keep their paths here.
 pub use webdup_core::candidates;
-pub use webdup_core::{cluster, shingle, sketch, template, units, verify};
+pub use webdup_core::{cluster, dedup, shingle, sketch, template, units, verify};
 // So do webdup-web's.
 #[cfg(feature = "warc")]
 pub use webdup_web::warc;
@@ -57,7 +57,7 @@ pub mod serve;
 /// // Later, another URL with the same text:
 /// let seen = fp.fingerprint_text("https://example.com/b".into(), webdup::DocKey(0), text).unwrap();
 /// let result = index.check(&seen).unwrap();
-/// assert_eq!(result.exact[0].url, "https://example.com/a");
+/// assert_eq!(result.identical[0].url, "https://example.com/a");
 /// assert_eq!(index.stats().unwrap().pages, 1);
 /// ```
 #[cfg(feature = "store")]

@@ -18,22 +18,24 @@ public final class RecipeLogic {
     private RecipeLogic() {}
 
     /**
-     * The URL of the page's cluster representative: the first exact match's,
+     * The URL of the page's cluster representative: the first copy's (identical, else same text),
      * else the best near match's, else the page's own. Duplicates of a page
      * all name the page that was indexed first.
      */
     public static String representative(String pageUrl, WebdupClient.Result r) {
-        if (!r.exact.isEmpty()) {
-            return r.exact.get(0).url;
+        WebdupClient.Match copy = r.firstCopy();
+        if (copy != null) {
+            return copy.url;
         }
         WebdupClient.Match best = r.bestNear();
         return best != null ? best.url : pageUrl;
     }
 
-    /** Jaccard with the representative: the exact match's, the best near match's, or NaN for a new page. */
+    /** Jaccard with the representative: the copy's, the best near match's, or NaN for a new page. */
     public static double representativeJaccard(WebdupClient.Result r) {
-        if (!r.exact.isEmpty()) {
-            return r.exact.get(0).jaccard;
+        WebdupClient.Match copy = r.firstCopy();
+        if (copy != null) {
+            return copy.jaccard;
         }
         WebdupClient.Match best = r.bestNear();
         return best != null ? best.jaccard : Double.NaN;

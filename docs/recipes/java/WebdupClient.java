@@ -56,16 +56,28 @@ public final class WebdupClient {
         public final boolean seen;
         public final boolean isNew;
         public final long id;
-        public final List<Match> exact;
+        /** The same decoded page (same bytes). */
+        public final List<Match> identical;
+        /** The same normalized text, another page. */
+        public final List<Match> sameText;
         public final List<Match> near;
 
-        public Result(String url, boolean seen, long id, List<Match> exact, List<Match> near) {
+        public Result(String url, boolean seen, long id, List<Match> identical, List<Match> sameText, List<Match> near) {
             this.url = url;
             this.seen = seen;
             this.isNew = !seen;
             this.id = id;
-            this.exact = Collections.unmodifiableList(exact);
+            this.identical = Collections.unmodifiableList(identical);
+            this.sameText = Collections.unmodifiableList(sameText);
             this.near = Collections.unmodifiableList(near);
+        }
+
+        /** The first identical page, else the first of the same text, or null. */
+        public Match firstCopy() {
+            if (!identical.isEmpty()) {
+                return identical.get(0);
+            }
+            return sameText.isEmpty() ? null : sameText.get(0);
         }
 
         /** The near match with the highest Jaccard, or null. */
@@ -150,7 +162,8 @@ public final class WebdupClient {
             o.get("url") instanceof String ? (String) o.get("url") : url,
             Boolean.TRUE.equals(o.get("seen")),
             id instanceof Double ? ((Double) id).longValue() : -1,
-            matches(o.get("exact")),
+            matches(o.get("identical")),
+            matches(o.get("same_text")),
             matches(o.get("near")));
     }
 

@@ -120,8 +120,8 @@ fn check(crawler: &Crawler, page: &Page) -> Outcome {
         Ok(checked) => checked,
         Err(e) => return skip(e.to_string()),
     };
-    // The first exact copy, else the nearest page.
-    let verdict = match checked.result.exact.first().or(checked.result.near.first()) {
+    // The first identical page, else the first of the same text, else the nearest page.
+    let verdict = match checked.result.best() {
         Some(m) => Verdict::Duplicate { of: m.url.clone(), jaccard: m.jaccard },
         None => Verdict::New,
     };

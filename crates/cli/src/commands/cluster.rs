@@ -1,4 +1,4 @@
-//! `webdup cluster`: a run's clusters of exact and near duplicates.
+//! `webdup cluster`: a run's clusters of identical, same-text and near duplicates.
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -38,14 +38,17 @@ enum Linked {
 /// Member, representative, label.
 type Assign = (u64, u64, u64);
 
-/// A page's digest and shingles.
-type DigestAndSet = ([u8; 16], Vec<u64>);
+/// A page's digests (of its text, of the decoded page) and shingles.
+type DigestAndSet = (Digests, Vec<u64>);
+
+/// A page's text digest and page digest.
+type Digests = ([u8; 16], Option<[u8; 16]>);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct RepSet {
     key: u64,
     dest: u64,
-    digest: [u8; 16],
+    digests: Digests,
     shingles: Vec<u64>,
 }
 
@@ -66,7 +69,7 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
     let scored: Rc<RefCell<Vec<MemberRow>>> = Rc::default();
     let mut edges_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
     let mut degrees_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
-    let mut pages_in: InputHandleVec<u64, (u64, [u8; 16], Vec<u64>)> = InputHandleVec::new();
+    let mut pages_in: InputHandleVec<u64, (u64, Digests, Vec<u64>)> = InputHandleVec::new();
     let probe = ProbeHandle::new();
     worker.dataflow::<u64, _, _>(|scope| {
         let links = scope.input_from(&mut edges_in);
@@ -116,8 +119,8 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
         let stored = consume(
             pages,
             "pages",
-            |p: &(u64, [u8; 16], Vec<u64>)| owner(p.0),
-            move |(k, d, s): (u64, [u8; 16], Vec<u64>)| {
+            |p: &(u64, Digests, Vec<u64>)| owner(p.0),
+            move |(k, d, s): (u64, Digests, Vec<u64>)| {
                 if keys.borrow().contains(&k) {
                     held.borrow_mut().insert(k, (d, s));
                 }
@@ -145,7 +148,7 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
                 let held = held.borrow();
                 asks.into_iter()
                     .filter_map(|(r, dest)| {
-                        held.get(&r).map(|(d, s)| RepSet { key: r, dest, digest: *d, shingles: s.clone() })
+                        held.get(&r).map(|(d, s)| RepSet { key: r, dest, digests: *d, shingles: s.clone() })
                     })
                     .collect::<Vec<_>>()
             },
@@ -171,13 +174,15 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
         // owner.
         Some(held) => {
             for (k, h) in held {
-                pages_in.send((k, h.digest, Arc::unwrap_or_clone(h.shingles)));
+                pages_in.send((k, (h.digest, h.page_digest), Arc::unwrap_or_clone(h.shingles)));
             }
         }
         None => {
             // The sketch parts the edges stage would read.
             for (p, n) in inputs_of(worker, shared, 1) {
-                if let Err(e) = rebuild_sketch(shared, p, n, |r| pages_in.send((r.key, r.digest, r.shingles))) {
+                if let Err(e) =
+                    rebuild_sketch(shared, p, n, |r| pages_in.send((r.key, (r.digest, r.page_digest), r.shingles)))
+                {
                     failure.get_or_insert(e);
                     break;
                 }
@@ -257,15 +262,18 @@ fn assign(mut ts: Vec<(u64, u64, u64)>, min_size: usize) -> Vec<Assign> {
 /// Each member assigned here scored against its representative's set.
 fn score(assigns: &[Assign], held: &HashMap<u64, DigestAndSet>, reps: &HashMap<u64, RepSet>, out: &mut Vec<MemberRow>) {
     for &(key, rep, label) in assigns {
-        let (Some((digest, shingles)), Some(r)) = (held.get(&key), reps.get(&rep)) else { continue };
+        let (Some(((digest, page), shingles)), Some(r)) = (held.get(&key), reps.get(&rep)) else { continue };
         let o = Overlap::of(shingles, &r.shingles);
+        // As the core's `Fingerprint::identical_to` and `same_text_as` say.
+        let identical = page.is_some() && *page == r.digests.1;
         out.push(MemberRow {
             label,
             representative: rep,
             key,
             jaccard: o.jaccard(),
             containment: o.containment_a_in_b(),
-            exact: *digest == r.digest,
+            identical,
+            same_text: *digest == r.digests.0 && !identical,
         });
     }
 }

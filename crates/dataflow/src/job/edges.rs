@@ -15,6 +15,7 @@ use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use webdup::Config;
 use webdup_core::candidates::lsh::{LshParams, band_key};
+use webdup_core::dedup::CopyOf;
 use webdup_core::settings::MatchSettings;
 use webdup_core::template::{self, TemplateScope};
 use webdup_core::verify::confirm_pair;
@@ -48,8 +49,16 @@ type At = (u64, u64);
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct DigestOf {
     digest: [u8; 16],
+    page_digest: Option<[u8; 16]>,
     at: At,
     len: u64,
+}
+
+impl DigestOf {
+    /// What this page's copies share, as the core's clustering says.
+    fn copy_of(&self) -> Option<CopyOf> {
+        CopyOf::new(self.digest, self.len as usize, self.page_digest)
+    }
 }
 
 /// What the digest groups send on to pages' homes: the first page of a
@@ -126,6 +135,7 @@ impl<'de> Deserialize<'de> for BandEntry {
 pub(super) struct Held {
     id: String,
     pub(super) digest: [u8; 16],
+    pub(super) page_digest: Option<[u8; 16]>,
     pub(super) shingles: Arc<Vec<u64>>,
     minhash: Vec<u32>,
 }
@@ -345,23 +355,39 @@ fn sketch_rows(worker: &Worker, shared: &Shared, carried: &mut Carried, failure:
 /// Keeps the pages read here in `held` (this worker is their home) and
 /// sends each page's digest on.
 fn hold(rows: Vec<SketchRow>, me: u64, held: &mut HashMap<u64, Held>) -> Vec<DigestOf> {
-    let out: Vec<DigestOf> =
-        rows.iter().map(|r| DigestOf { digest: r.digest, at: (r.key, me), len: r.shingles.len() as u64 }).collect();
+    let out: Vec<DigestOf> = rows
+        .iter()
+        .map(|r| DigestOf {
+            digest: r.digest,
+            page_digest: r.page_digest,
+            at: (r.key, me),
+            len: r.shingles.len() as u64,
+        })
+        .collect();
     held.extend(rows.into_iter().map(|r| {
-        let page = Held { id: r.id, digest: r.digest, shingles: Arc::new(r.shingles), minhash: r.minhash };
+        let page = Held {
+            id: r.id,
+            digest: r.digest,
+            page_digest: r.page_digest,
+            shingles: Arc::new(r.shingles),
+            minhash: r.minhash,
+        };
         (r.key, page)
     }));
     out
 }
 
-/// The pages of one text (one digest), lowest key first: an exact-copy
-/// edge from the first to each other one (into `copies`), and a message
-/// to each page's home: the first goes on to the bands, and every page
-/// with a copy is linked.
-fn first_of_each_text(mut ds: Vec<DigestOf>, copies: &mut Vec<EdgeRow>) -> Vec<(u64, FromDigests)> {
-    ds.sort_by(|x, y| x.digest.cmp(&y.digest).then(x.at.0.cmp(&y.at.0)));
+/// The copies of one text (one [`CopyOf`]), lowest key first: an
+/// exact-copy edge from the first to each other one (into `copies`), and a
+/// message to each page's home: the first goes on to the bands, and every
+/// page with a copy is linked. A page too thin to have copies but
+/// identical ones, and of unknown bytes, is a text of its own.
+fn first_of_each_text(ds: Vec<DigestOf>, copies: &mut Vec<EdgeRow>) -> Vec<(u64, FromDigests)> {
+    let mut ds: Vec<(Option<CopyOf>, DigestOf)> = ds.into_iter().map(|d| (d.copy_of(), d)).collect();
+    ds.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.at.0.cmp(&y.1.at.0)));
     let mut out = Vec::new();
-    for run in ds.chunk_by(|x, y| x.digest == y.digest) {
+    for run in ds.chunk_by(|x, y| x.0.is_some() && x.0 == y.0) {
+        let run: Vec<&DigestOf> = run.iter().map(|(_, d)| d).collect();
         let first = run[0].at;
         out.push((first.1, FromDigests::First(first)));
         if run.len() > 1 {

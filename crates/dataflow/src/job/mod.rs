@@ -396,7 +396,8 @@ fn assemble(members: Vec<MemberRow>, stats: Stats) -> Clustering {
                         key: DocKey(r.key),
                         jaccard: r.jaccard,
                         containment: r.containment,
-                        exact: r.exact,
+                        identical: r.identical,
+                        same_text: r.same_text,
                     })
                     .collect(),
             }
@@ -428,7 +429,8 @@ fn page_rows(light: &[IngestRow], clustering: &Clustering, corpus: &Corpus) -> V
                 representative: m.and_then(|m| ids.get(&m.1).map(|s| s.to_string())),
                 jaccard: m.map(|m| m.2.jaccard),
                 containment: m.map(|m| m.2.containment),
-                exact: m.map(|m| m.2.exact),
+                identical: m.map(|m| m.2.identical),
+                same_text: m.map(|m| m.2.same_text),
                 words: r.doc.as_ref().map(|d| d.words),
                 error: r.error.as_ref().map(|(k, msg)| format!("{k}: {msg}")),
             }

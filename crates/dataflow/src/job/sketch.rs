@@ -45,6 +45,7 @@ struct Read {
     key: u64,
     id: String,
     digest: [u8; 16],
+    page_digest: Option<[u8; 16]>,
     shingles: Arc<Vec<u64>>,
     context: Arc<Vec<u64>>,
 }
@@ -130,6 +131,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
                 key: r.key,
                 id: r.id,
                 digest: d.digest,
+                page_digest: d.page_digest,
                 shingles: Arc::new(d.shingles),
                 context: Arc::new(d.context),
             })
@@ -200,7 +202,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
             let template = r.site.as_ref().and_then(|s| learned.get(s)).map(|t| t.as_slice());
             let shingles = Arc::unwrap_or_clone(r.shingles);
             let context = Arc::unwrap_or_clone(r.context);
-            let mut row = page_row(r.key, r.id, r.digest, shingles, context, template);
+            let mut row = page_row(r.key, r.id, (r.digest, r.page_digest), shingles, context, template);
             row.minhash = hasher.sketch(&row.shingles);
             row
         })
@@ -246,7 +248,7 @@ pub(super) fn group_offsets(work: &Path, tasks: usize) -> Result<Vec<usize>, Err
 fn page_row(
     key: u64,
     id: String,
-    digest: [u8; 16],
+    (digest, page_digest): ([u8; 16], Option<[u8; 16]>),
     shingles: Vec<u64>,
     context: Vec<u64>,
     template: Option<&[u64]>,
@@ -257,7 +259,7 @@ fn page_row(
     if let Some(t) = template {
         f.drop_template_shingles(t);
     }
-    SketchRow { key, id: f.id, digest: f.digest, shingles: f.shingles, minhash: Vec::new() }
+    SketchRow { key, id: f.id, digest: f.digest, page_digest, shingles: f.shingles, minhash: Vec::new() }
 }
 
 /// The templates file of part `part` of `parts` of the sketch stage.
@@ -295,7 +297,8 @@ pub(super) fn rebuild_sketch(
                 )));
             };
             let template = scope.and_then(|s| template::site_of(&r.id, s)).and_then(|s| templates.get(&s));
-            let mut row = page_row(r.key, r.id, d.digest, d.shingles, d.context, template.map(Vec::as_slice));
+            let digests = (d.digest, d.page_digest);
+            let mut row = page_row(r.key, r.id, digests, d.shingles, d.context, template.map(Vec::as_slice));
             row.minhash = minhash;
             each(row);
             Ok(())

@@ -29,8 +29,10 @@ class CheckResult:
     """What the index held like a page."""
 
     url: str
-    exact: list[Match]
-    """Pages with the same normalized text, in insertion order."""
+    identical: list[Match]
+    """Pages that are the same decoded page (same bytes), in insertion order."""
+    same_text: list[Match]
+    """Other pages with the same normalized text, in insertion order (never for a page of under 5 shingles)."""
     near: list[Match]
     """Other pages with exact Jaccard at least the threshold (the cross-site one for another host's page), most similar first."""
     candidates: int
@@ -43,7 +45,10 @@ class CheckResult:
     def new(self) -> bool: ...
     @property
     def best(self) -> Optional[Match]:
-        """The first exact copy, else the nearest page."""
+        """The first identical page, else the first of the same text, else the nearest page."""
+    @property
+    def kind(self) -> Optional[str]:
+        """What `best` is: "identical", "same-text" or "near"; None when nothing was seen."""
     def __bool__(self) -> bool: ...
 
 Redirects = Sequence[tuple[str, int]]

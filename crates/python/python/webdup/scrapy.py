@@ -10,7 +10,7 @@ The pipeline reads each item's page (``url`` and ``html`` fields, or
 ``text``; see the settings below), asks the index and records the page in
 one atomic step (``Index.check_and_insert``), so pages Scrapy processes at
 the same time cannot both pass as new. A page whose content the index has
-seen (an exact copy, or exact Jaccard at least the threshold) is dropped
+seen (the same page, the same text, or exact Jaccard at least the threshold) is dropped
 (``WEBDUP_ACTION = "drop"``, the default) or kept with a ``webdup`` field
 saying what it duplicates (``"tag"``).
 
@@ -104,7 +104,7 @@ def describe(result: CheckResult) -> dict[str, Any]:
         "new": result.new,
         "id": result.id,
         "duplicate_of": best.url if best else None,
-        "exact": bool(result.exact),
+        "kind": result.kind,
         "jaccard": best.jaccard if best else None,
         "containment": best.containment if best else None,
     }
@@ -113,8 +113,10 @@ def describe(result: CheckResult) -> dict[str, Any]:
 def _reason(result: CheckResult) -> str:
     best = result.best
     assert best is not None
-    if result.exact:
-        return f"exact duplicate of {best.url}"
+    if result.identical:
+        return f"duplicate of {best.url} (identical: the same page)"
+    if result.same_text:
+        return f"duplicate of {best.url} (same text, another page)"
     return f"near duplicate of {best.url} (Jaccard {best.jaccard:.3f})"
 
 

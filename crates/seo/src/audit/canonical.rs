@@ -227,7 +227,8 @@ mod tests {
                 representative: p == members[0],
                 similarity: 1.0,
                 containment: 1.0,
-                exact: true,
+                identical: true,
+                same_text: false,
             })
             .collect();
         analyse(&members, pages, &StatusIndex::from_hops(pages, []))

@@ -86,12 +86,12 @@ fn cluster_size_chart(audit: &Audit) -> String {
 }
 
 /// Pages by the similarity of their closest match, in 5-point bins from 50%
-/// (near misses below the threshold included) up to 100% (exact copies get
-/// their own bar).
+/// (near misses below the threshold included) up to 100% (copies of the
+/// whole text get their own bar).
 fn similarity_chart(audit: &Audit) -> String {
     let low = ((super::NEAR_MISS_FLOOR.min(audit.settings.threshold) * 20.0).floor() as usize).min(19);
     let mut labels: Vec<String> = (low..20).map(|b| format!("{}–{}%", b * 5, b * 5 + 5)).collect();
-    labels.push("exact".into());
+    labels.push("same text".into());
     let mut counts = vec![0usize; labels.len()];
     for p in &audit.pages {
         if let Some(s) = p.closest_similarity {
@@ -135,7 +135,7 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
         .map(|c| {
             let issues: Vec<Value> = c.issues.iter().map(|i| json!([i.code, i.message, i.pages.len()])).collect();
             let members: Vec<Value> =
-                c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.exact])).collect();
+                c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.kind()])).collect();
             json!([
                 c.id,
                 c.kind,
@@ -346,7 +346,8 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
     let problem = if s.clusters_with_problems > 0 { "bad" } else { "good" };
     for (value, label, class, href) in [
         (s.pages.to_string(), "pages", "", "pages"),
-        (s.exact_groups.to_string(), "exact-duplicate groups", "", "clusters"),
+        (s.identical_groups.to_string(), "identical-page groups", "", "clusters"),
+        (s.same_text_groups.to_string(), "same-text groups", "", "clusters"),
         (s.near_clusters.to_string(), "near-duplicate clusters", "", "clusters"),
         (pct(s.share_affected), "of pages affected", "", "clusters"),
         (s.clusters_handled.to_string(), "clusters handled by canonical or noindex", "good", "clusters"),

@@ -89,7 +89,7 @@ pub(super) fn choose(
 }
 
 /// Makes member `kept` the representative: its flag, and every member's
-/// similarity, containment and exactness measured against it from the
+/// similarity, containment and kind of copy measured against it from the
 /// shingle sets (`docs[doc_of[i]]` is member `i`'s fingerprint).
 pub(super) fn represent(members: &mut [AuditMember], doc_of: &[usize], docs: &[Fingerprint], kept: usize) {
     if members[kept].representative {
@@ -102,7 +102,8 @@ pub(super) fn represent(members: &mut [AuditMember], doc_of: &[usize], docs: &[F
         m.representative = i == kept;
         m.similarity = round(o.jaccard());
         m.containment = round(o.containment_a_in_b());
-        m.exact = d.digest == rep.digest;
+        m.identical = d.identical_to(rep);
+        m.same_text = d.same_text_as(rep);
     }
 }
 
@@ -161,7 +162,15 @@ mod tests {
     use crate::audit::blank_row;
 
     fn member(page: usize, url: &str) -> AuditMember {
-        AuditMember { page, url: url.into(), representative: page == 0, similarity: 1.0, containment: 1.0, exact: true }
+        AuditMember {
+            page,
+            url: url.into(),
+            representative: page == 0,
+            similarity: 1.0,
+            containment: 1.0,
+            identical: true,
+            same_text: false,
+        }
     }
 
     fn rows(urls: &[&str]) -> Vec<PageRow> {
@@ -197,7 +206,7 @@ mod tests {
         let mut members = vec![member(0, "https://x.test/a?p=1"), member(1, "https://x.test/a")];
         represent(&mut members, &[0, 1], &docs, 1);
         assert_eq!(members.iter().map(|m| m.representative).collect::<Vec<_>>(), [false, true]);
-        assert_eq!((members[0].similarity, members[0].containment, members[0].exact), (0.5, 1.0, false));
-        assert_eq!((members[1].similarity, members[1].containment, members[1].exact), (1.0, 1.0, true));
+        assert_eq!((members[0].similarity, members[0].containment, members[0].same_text), (0.5, 1.0, false));
+        assert_eq!((members[1].similarity, members[1].containment, members[1].same_text), (1.0, 1.0, true));
     }
 }

@@ -76,7 +76,7 @@ pub enum Content {
 
 /// Version of `report.json`'s schema; bumped when a field changes meaning or
 /// goes away (added fields keep the version).
-pub const AUDIT_SCHEMA_VERSION: u32 = 2;
+pub const AUDIT_SCHEMA_VERSION: u32 = 3;
 
 /// Audit settings beyond the engine's.
 #[derive(Debug, Clone, Serialize)]
@@ -129,11 +129,18 @@ pub struct AuditSummary {
     pub analysed: usize,
     /// Pages that could not be fetched or read.
     pub errors: usize,
-    /// Groups of two or more pages with the same normalized main text.
-    pub exact_groups: usize,
+    /// Groups of two or more pages that are the same decoded page (the
+    /// same bytes).
+    pub identical_groups: usize,
     /// Pages in those groups.
-    pub exact_duplicate_pages: usize,
-    /// Clusters of similar pages, exact groups included.
+    pub identical_pages: usize,
+    /// Groups of two or more pages with the same normalized main text (of
+    /// at least `webdup_core::verify::MIN_SHARED_SHINGLES` shingles) that
+    /// are not all one page.
+    pub same_text_groups: usize,
+    /// Pages in those groups.
+    pub same_text_pages: usize,
+    /// Clusters of similar pages, identical and same-text ones included.
     pub clusters: usize,
     /// Clusters whose members are not all the same text.
     pub near_clusters: usize,
@@ -212,8 +219,24 @@ pub struct AuditMember {
     pub similarity: f64,
     /// Share of this member's shingles found in the representative.
     pub containment: f64,
-    /// Same normalized text as the representative.
-    pub exact: bool,
+    /// The same decoded page as the representative (same bytes).
+    pub identical: bool,
+    /// The representative's normalized text, not known to be its page.
+    pub same_text: bool,
+}
+
+impl AuditMember {
+    /// `identical`, `same-text` or `near`: what kind of copy of the
+    /// representative it is.
+    pub fn kind(&self) -> &'static str {
+        if self.identical {
+            dedup::IDENTICAL
+        } else if self.same_text {
+            dedup::SAME_TEXT
+        } else {
+            dedup::NEAR
+        }
+    }
 }
 
 /// A finding about a cluster's canonical setup.
@@ -230,7 +253,8 @@ pub struct Issue {
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditCluster {
     pub id: usize,
-    /// `exact` when every member has the same text, else `near`.
+    /// `identical` when every member is the same page, `same-text` when
+    /// every member has the same text, else `near`.
     pub kind: &'static str,
     pub size: usize,
     /// Rank by severity, 1 the worst (see [`keep::rank_severity`]).
@@ -384,7 +408,8 @@ impl Audit {
                             representative: m.key == c.representative,
                             similarity: round(m.jaccard),
                             containment: round(m.containment),
-                            exact: m.exact,
+                            identical: m.identical,
+                            same_text: m.same_text,
                         };
                         Some((member, doc))
                     })
@@ -403,7 +428,7 @@ impl Audit {
                 let verdict = canonical::analyse(&members, &pages, &statuses);
                 AuditCluster {
                     id: c.id,
-                    kind: if c.is_exact() { "exact" } else { "near" },
+                    kind: c.kind(),
                     size: members.len(),
                     severity: 0,
                     representative,
@@ -433,10 +458,7 @@ impl Audit {
         let mut thin_pages: Vec<usize> = pages.iter().filter(|p| p.thin).map(|p| p.page).collect();
         thin_pages.sort_by_key(|&p| (pages[p].words, p));
 
-        let mut exact: HashMap<[u8; 16], usize> = HashMap::new();
-        for d in docs {
-            *exact.entry(d.digest).or_default() += 1;
-        }
+        let (identical, same_text) = copy_groups(docs);
         let analysed = docs.len();
         let pages_in_clusters: usize = clusters.iter().map(|c| c.size).sum();
         // Pages that answered with content of their own (not redirects).
@@ -445,8 +467,10 @@ impl Audit {
             pages: pages.len(),
             analysed,
             errors: errors.len(),
-            exact_groups: exact.values().filter(|&&n| n > 1).count(),
-            exact_duplicate_pages: exact.values().filter(|&&n| n > 1).sum(),
+            identical_groups: identical.len(),
+            identical_pages: identical.iter().sum(),
+            same_text_groups: same_text.len(),
+            same_text_pages: same_text.iter().sum(),
             clusters: clusters.len(),
             near_clusters: clusters.iter().filter(|c| c.kind == "near").count(),
             pages_in_clusters,
@@ -629,6 +653,27 @@ fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows
 /// Pages without a duplicate show their nearest page from this Jaccard up.
 pub const NEAR_MISS_FLOOR: f64 = 0.5;
 
+/// The sizes of the groups of two or more identical pages (one decoded
+/// page), and of two or more pages of one text with enough text to judge
+/// that are not all one page.
+fn copy_groups(docs: &[Fingerprint]) -> (Vec<usize>, Vec<usize>) {
+    let mut pages: HashMap<[u8; 16], usize> = HashMap::new();
+    let mut texts: HashMap<[u8; 16], Vec<Option<[u8; 16]>>> = HashMap::new();
+    for d in docs {
+        if let Some(p) = d.page_digest {
+            *pages.entry(p).or_default() += 1;
+        }
+        if d.shingles.len() >= webdup_core::verify::MIN_SHARED_SHINGLES {
+            texts.entry(d.digest).or_default().push(d.page_digest);
+        }
+    }
+    let identical = pages.into_values().filter(|&n| n > 1).collect();
+    // Not all one page: a page unknown, or another page than the first.
+    let mixed = |ps: &[Option<[u8; 16]>]| ps.iter().any(|p| p.is_none() || *p != ps[0]);
+    let same_text = texts.into_values().filter(|ps| ps.len() > 1 && mixed(ps)).map(|ps| ps.len()).collect();
+    (identical, same_text)
+}
+
 /// Fills each page's closest match and near-duplicate count from the
 /// confirmed pairs. Exact copies only link to the first copy of their text
 /// and only first copies take part in the near search, so counts go through
@@ -642,11 +687,13 @@ fn fill_matches(
     page_of_doc: &[usize],
     settings: &AuditSettings,
 ) {
-    let mut first: HashMap<[u8; 16], usize> = HashMap::new();
+    // Copies as the clustering groups them: the same text when there is
+    // enough of it, else the same page.
+    let mut first: HashMap<dedup::CopyOf, usize> = HashMap::new();
     let mut group = vec![0usize; docs.len()];
     let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
     for (i, d) in docs.iter().enumerate() {
-        let g = *first.entry(d.digest).or_insert(i);
+        let g = dedup::CopyOf::of(d).map_or(i, |c| *first.entry(c).or_insert(i));
         group[i] = g;
         copies[g].push(i);
     }

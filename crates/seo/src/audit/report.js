@@ -208,6 +208,20 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
         el("div", { class: "diffcols" }, renderSide(wa.map(function (w) { return ["=", w]; })), renderSide(wb.map(function (w) { return ["=", w]; }))));
       return;
     }
+    if (wa.join(" ") === wb.join(" ")) {
+      // Same text, different pages: two identical texts side by side would
+      // say nothing, so show what the records tell apart.
+      var fields = [["Title", TITLE], ["Status", STATUS], ["Indexability", INDEX], ["Canonical", 9], ["Robots noindex", 10]];
+      var rows = fields.filter(function (f) { return D.pages[a][f[1]] !== D.pages[b][f[1]]; }).map(function (f) {
+        return el("tr", null, el("th", null, f[0]), td(D.pages[a][f[1]] == null ? "—" : String(D.pages[a][f[1]])),
+          td(D.pages[b][f[1]] == null ? "—" : String(D.pages[b][f[1]])));
+      });
+      view.append(el("p", { class: "diffstats", id: "diff-same-text" }, "Same text: the main texts are the same word for word (" +
+        wa.length + " words); the pages differ outside them, in markup or lines the extractor left out."),
+        rows.length ? el("table", { class: "member-table", id: "diff-fields" }, el("tbody", null, rows))
+          : el("p", { class: "muted" }, "Their title, status, canonical and robots are the same too."));
+      return;
+    }
     var removed = r.left.filter(function (t) { return t[0] === "-"; }).length;
     var added = r.right.filter(function (t) { return t[0] === "+"; }).length;
     var same = r.left.length - removed;
@@ -287,7 +301,7 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
       var p = D.pages[m[0]];
       var cmp = m[0] === rep ? el("span", { class: "muted" }, c[12] === p[URL] ? "URL to keep" : "representative")
         : el("a", { href: "#diff=" + rep + "," + m[0] }, "compare with " + (c[12] === D.pages[rep][URL] ? "the URL to keep" : "representative"));
-      body.append(el("tr", null, td(p[URL], "url"), td(m[3] ? "exact" : pct(m[1]), "num"), td(pct(m[2]), "num"), td(p[STATUS]),
+      body.append(el("tr", null, td(p[URL], "url"), td(m[3] === "near" ? pct(m[1]) : m[3], "num"), td(pct(m[2]), "num"), td(p[STATUS]),
         td(p[9] == null ? "—" : p[9] === p[URL] ? "self" : p[9], "url"), td(p[10] ? "noindex" : ""), el("td", null, cmp)));
     });
     table.append(body);

@@ -553,7 +553,7 @@ mod tests {
             .enumerate()
             .map(|(i, (members, status))| super::super::AuditCluster {
                 id: i + 1,
-                kind: "exact",
+                kind: "identical",
                 size: members.len(),
                 representative: page_of(members[0]),
                 status,
@@ -574,7 +574,8 @@ mod tests {
                         representative: k == 0,
                         similarity: 1.0,
                         containment: 1.0,
-                        exact: true,
+                        identical: true,
+                        same_text: false,
                     })
                     .collect(),
             })

@@ -204,12 +204,13 @@ mod tests {
                 representative: url == kept,
                 similarity: 1.0,
                 containment: 1.0,
-                exact: true,
+                identical: true,
+                same_text: false,
             })
             .collect();
         AuditCluster {
             id: 1,
-            kind: "exact",
+            kind: "identical",
             size: pages.len(),
             severity: 1,
             representative: 0,

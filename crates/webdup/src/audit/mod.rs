@@ -27,7 +27,7 @@
 //!     .unwrap();
 //! let audited = audit::run(loaded, &config, &AuditConfig::default());
 //! let audit = &audited.audit;
-//! assert_eq!(audit.summary.exact_groups, 1);
+//! assert_eq!(audit.summary.identical_groups, 1);
 //! assert_eq!(audit.clusters[0].status, "problem");
 //! assert_eq!(audit.duplicate_titles[0].pages, vec![0, 1]);
 //! ```

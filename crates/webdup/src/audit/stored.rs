@@ -4,7 +4,7 @@
 //! [`from_index`] reads one crawl's rows back: its pages' records as stored,
 //! the fingerprints of those with content (shingles, MD5, MinHash, main text
 //! when kept) and the failed pages as [`DocError`]s. The engine's usual
-//! stages ([`crate::engine::find_duplicates`]: exact groups by MD5, LSH
+//! stages ([`crate::engine::find_duplicates`]: copies by MD5, LSH
 //! candidates, exact Jaccard, clustering) run on them unchanged, and the
 //! model is built as for a fresh run: the same [`AuditPage`]s a run makes,
 //! read back.
@@ -32,7 +32,7 @@
 //! let index = Index::open_existing(&path).unwrap();
 //! let config = index.settings().apply(Config::default()).unwrap();
 //! let audited = audit::from_index(&index, None, &config, &AuditConfig::default()).unwrap();
-//! assert_eq!(audited.audit.summary.exact_groups, 1);
+//! assert_eq!(audited.audit.summary.identical_groups, 1);
 //! assert_eq!(audited.audit.source.as_ref().unwrap().crawl, "2024-09");
 //! assert!(audited.texts.missing.is_empty());
 //! ```

@@ -20,9 +20,10 @@ pub struct IndexedRow {
 }
 
 impl IndexedRow {
-    /// Its matches, exact ones first, each with its kind (`exact`, `near`).
+    /// Its matches, identical ones first, each with its kind
+    /// (`identical`, `same-text`, `near`).
     fn matches(&self) -> impl Iterator<Item = (&'static str, &Match)> {
-        self.result.exact.iter().map(|m| ("exact", m)).chain(self.result.near.iter().map(|m| ("near", m)))
+        self.result.matches()
     }
 }
 
@@ -84,7 +85,7 @@ impl IndexedClusterReport {
             for (kind, m) in row.matches() {
                 writeln!(
                     out,
-                    "  {kind:<5}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
+                    "  {kind:<9}  jaccard {:.4}  contain {:.4}  {} (crawl {})",
                     m.jaccard,
                     m.containment,
                     terminal_safe(&m.url),

@@ -13,6 +13,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::dedup::{IDENTICAL, SAME_TEXT};
 use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor, RunSettings};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
@@ -43,7 +44,13 @@ pub use webdup_seo::csv_safe::{SafeCsvWriter, UTF8_BOM, spreadsheet_safe};
 /// 2: `settings` holds two objects, `fingerprint` (everything that makes
 /// fingerprints comparable, the extractor included) and `match` (how they
 /// were compared), in place of version 1's flat list.
-pub const SCHEMA_VERSION: u32 = 2;
+///
+/// 3: "exact" is split in two: a member's `identical` (the same decoded
+/// page) and `same_text` (the same normalized text, another page) in place
+/// of `exact`, cluster kinds `identical`, `same-text` and `near`, the
+/// summary's `identical_clusters` and `same_text_clusters` in place of
+/// `exact_clusters`, and in a comparison `identical` and `same_text`.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +69,10 @@ pub struct Summary {
     pub failed: usize,
     pub clusters: usize,
     pub clustered_documents: usize,
-    pub exact_clusters: usize,
+    /// Clusters of one decoded page (the same bytes).
+    pub identical_clusters: usize,
+    /// Clusters of one normalized text, not all one page.
+    pub same_text_clusters: usize,
     pub candidate_pairs: usize,
     pub confirmed_pairs: usize,
 }
@@ -76,8 +86,10 @@ pub struct MemberRow {
     pub jaccard: f64,
     /// Share of this member's shingles found in the representative.
     pub containment: f64,
-    /// Same normalized text as the representative.
-    pub exact: bool,
+    /// The same decoded page as the representative (same bytes).
+    pub identical: bool,
+    /// The representative's normalized text, not known to be its page.
+    pub same_text: bool,
     pub words: usize,
 }
 
@@ -86,7 +98,8 @@ pub struct MemberRow {
 pub struct ClusterRow {
     pub id: usize,
     pub size: usize,
-    /// `exact` when every member has the same text, else `near`.
+    /// `identical` when every member is the representative's page,
+    /// `same-text` when every member has its text, else `near`.
     pub kind: &'static str,
     pub representative: String,
     pub members: Vec<MemberRow>,
@@ -141,7 +154,7 @@ impl ClusterReport {
             .map(|c| ClusterRow {
                 id: c.id,
                 size: c.members.len(),
-                kind: if c.is_exact() { "exact" } else { "near" },
+                kind: c.kind(),
                 representative: corpus.doc(c.representative).map(|d| d.id.clone()).unwrap_or_default(),
                 members: c
                     .members
@@ -153,7 +166,8 @@ impl ClusterReport {
                             representative: m.key == c.representative,
                             jaccard: round(m.jaccard),
                             containment: round(m.containment),
-                            exact: m.exact,
+                            identical: m.identical,
+                            same_text: m.same_text,
                             words: d.word_count,
                         })
                     })
@@ -166,7 +180,8 @@ impl ClusterReport {
             failed: corpus.errors.len(),
             clusters: clusters.len(),
             clustered_documents: clusters.iter().map(|c| c.size).sum(),
-            exact_clusters: clusters.iter().filter(|c| c.kind == "exact").count(),
+            identical_clusters: clusters.iter().filter(|c| c.kind == IDENTICAL).count(),
+            same_text_clusters: clusters.iter().filter(|c| c.kind == SAME_TEXT).count(),
             candidate_pairs: clustering.stats.candidate_pairs,
             confirmed_pairs: clustering.stats.confirmed_pairs + clustering.stats.exact_duplicates,
         };
@@ -205,7 +220,8 @@ impl ClusterReport {
             "representative",
             "jaccard",
             "containment",
-            "exact",
+            "identical",
+            "same_text",
             "words",
             "error",
         ])?;
@@ -218,7 +234,8 @@ impl ClusterReport {
                     m.representative.to_string(),
                     format!("{:.6}", m.jaccard),
                     format!("{:.6}", m.containment),
-                    m.exact.to_string(),
+                    m.identical.to_string(),
+                    m.same_text.to_string(),
                     m.words.to_string(),
                     String::new(),
                 ])?;
@@ -226,7 +243,7 @@ impl ClusterReport {
         }
         for e in &self.errors {
             let error = format!("{}: {}", e.kind, e.message);
-            w.write_record(["", "", &e.id, "", "", "", "", "", &error])?;
+            w.write_record(["", "", &e.id, "", "", "", "", "", "", &error])?;
         }
         w.flush()?;
         Ok(())
@@ -360,7 +377,8 @@ impl ComparisonReport {
                     "shared_shingles",
                     "only_in_a",
                     "only_in_b",
-                    "exact",
+                    "identical",
+                    "same_text",
                     "threshold",
                     "duplicate",
                 ])?;
@@ -375,7 +393,8 @@ impl ComparisonReport {
                     c.shared_shingles.to_string(),
                     c.only_in_a.to_string(),
                     c.only_in_b.to_string(),
-                    c.exact.to_string(),
+                    c.identical.to_string(),
+                    c.same_text.to_string(),
                     c.threshold.to_string(),
                     c.duplicate.to_string(),
                 ])?;

@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{ClusterReport, ComparisonReport, NeighborReport};
+use crate::dedup::{IDENTICAL, SAME_TEXT};
+use crate::verify::MIN_SHARED_SHINGLES;
 
 /// `s` as a terminal shows it without obeying it: control characters (an
 /// escape sequence, a carriage return, a line feed that would start a
@@ -39,14 +41,20 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
             "cluster {} · {} documents · {}",
             c.id,
             c.size,
-            if c.kind == "exact" { "exact duplicates" } else { "near duplicates" }
+            match c.kind {
+                IDENTICAL => "identical pages",
+                SAME_TEXT => "same text",
+                _ => "near duplicates",
+            }
         )?;
         writeln!(out, "  {:>7}  {:>7}  {:>6}  document", "jaccard", "contain", "words")?;
         for m in &c.members {
             let mark = if m.representative {
                 "  (representative)"
-            } else if m.exact {
-                "  (exact)"
+            } else if m.identical {
+                "  (identical)"
+            } else if m.same_text {
+                "  (same text)"
             } else {
                 ""
             };
@@ -87,12 +95,13 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
     let s = &r.summary;
     writeln!(
         out,
-        "{}: {} fingerprinted, {} failed; {} ({} exact) covering {}; {}, {} confirmed at {} >= {}",
+        "{}: {} fingerprinted, {} failed; {} ({} identical, {} same text) covering {}; {}, {} confirmed at {} >= {}",
         plural(s.documents, "document"),
         s.fingerprinted,
         s.failed,
         plural(s.clusters, "cluster"),
-        s.exact_clusters,
+        s.identical_clusters,
+        s.same_text_clusters,
         plural(s.clustered_documents, "document"),
         plural(s.candidate_pairs, "candidate pair"),
         s.confirmed_pairs,
@@ -150,10 +159,14 @@ pub fn write_comparison_table(r: &ComparisonReport, out: &mut dyn Write) -> io::
     writeln!(out, "shingles shared        {}", c.shared_shingles)?;
     writeln!(out, "shingles only in A     {}", c.only_in_a)?;
     writeln!(out, "shingles only in B     {}", c.only_in_b)?;
-    let verdict = if c.exact {
-        "exact duplicate (same normalized text)".to_string()
+    let verdict = if c.identical {
+        "identical (the same decoded page)".to_string()
+    } else if c.same_text && c.duplicate {
+        "same text (same normalized text, different pages)".to_string()
     } else if c.duplicate {
         format!("near duplicate (Jaccard >= {})", c.threshold)
+    } else if c.shared_shingles < MIN_SHARED_SHINGLES {
+        format!("not a duplicate (fewer than {MIN_SHARED_SHINGLES} shingles shared: too little text to judge)")
     } else {
         format!("not a duplicate (Jaccard < {})", c.threshold)
     };

@@ -79,6 +79,14 @@ pub struct MemberRow {
     /// Same normalized text as the representative.
     pub exact: bool,
     pub words: usize,
+    /// Its site (a host, `dir:FOLDER`, a template group
+    /// `dir:FOLDER#FIRST-PAGE`), when it has one: what decides its rule
+    /// against another page (same site or across).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// What decided its site: `folder`, `host`, `canonical` or `template`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_from: Option<&'static str>,
 }
 
 /// A reported cluster.
@@ -148,6 +156,7 @@ impl ClusterReport {
                     .iter()
                     .filter_map(|m| {
                         let d = corpus.doc(m.key)?;
+                        let site = d.site(config.scope());
                         Some(MemberRow {
                             id: d.id.clone(),
                             representative: m.key == c.representative,
@@ -155,6 +164,8 @@ impl ClusterReport {
                             containment: round(m.containment),
                             exact: m.exact,
                             words: d.word_count,
+                            site_from: site.as_ref().map(|s| s.basis.as_str()),
+                            site: site.map(|s| s.name),
                         })
                     })
                     .collect(),
@@ -208,6 +219,8 @@ impl ClusterReport {
             "exact",
             "words",
             "error",
+            "site",
+            "site_from",
         ])?;
         for c in &self.clusters {
             for m in &c.members {
@@ -221,12 +234,14 @@ impl ClusterReport {
                     m.exact.to_string(),
                     m.words.to_string(),
                     String::new(),
+                    m.site.clone().unwrap_or_default(),
+                    m.site_from.unwrap_or_default().to_string(),
                 ])?;
             }
         }
         for e in &self.errors {
             let error = format!("{}: {}", e.kind, e.message);
-            w.write_record(["", "", &e.id, "", "", "", "", "", &error])?;
+            w.write_record(["", "", &e.id, "", "", "", "", "", &error, "", ""])?;
         }
         w.flush()?;
         Ok(())

@@ -241,6 +241,7 @@ fn rows_of(loaded: webdup::run::Loaded) -> (Vec<IngestRow>, webdup::warc::Summar
                 digest: d.digest,
                 shingles: d.shingles,
                 context: d.context,
+                site: d.signals,
             }),
             error: None,
             fetch: fetches.get(&d.key.0).cloned(),

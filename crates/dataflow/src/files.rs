@@ -120,7 +120,10 @@ fn ingest_columns(rows: &[IngestRow]) -> Vec<(&'static str, Column<'_>)> {
         ("digest", Column::OptBin(rows.iter().map(|r| r.doc.as_ref().map(|d| d.digest.as_slice())).collect())),
         ("shingles", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
         ("context", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
-        ("site_hint", Column::OptStr(rows.iter().map(|r| r.doc.as_ref().and_then(|d| d.site.hint.as_deref())).collect())),
+        (
+            "site_hint",
+            Column::OptStr(rows.iter().map(|r| r.doc.as_ref().and_then(|d| d.site.hint.as_deref())).collect()),
+        ),
         (
             "site_template",
             Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.site.template.as_slice())).collect()),

@@ -209,7 +209,10 @@ impl<'a> Tags<'a> {
                 return attrs;
             }
             let start = self.at;
-            while self.at < bytes.len() && !matches!(bytes[self.at], b'=' | b'>' | b'/') && !bytes[self.at].is_ascii_whitespace() {
+            while self.at < bytes.len()
+                && !matches!(bytes[self.at], b'=' | b'>' | b'/')
+                && !bytes[self.at].is_ascii_whitespace()
+            {
                 self.at += 1;
             }
             let name = &html[start..self.at];
@@ -254,7 +257,8 @@ mod tests {
         let all = r#"<base href="https://base.example/"><meta property="og:url" content="https://og.example/a">
                      <link rel="Canonical" href="https://Canon.example/a?x=1&amp;y=2">"#;
         assert_eq!(page(all).hint.as_deref(), Some("canon.example"));
-        let no_canonical = r#"<link rel=canonical href="/relative"><meta property='og:url' content='https://og.example/a'>"#;
+        let no_canonical =
+            r#"<link rel=canonical href="/relative"><meta property='og:url' content='https://og.example/a'>"#;
         assert_eq!(page(no_canonical).hint.as_deref(), Some("og.example"));
         assert_eq!(page(r#"<base href=https://base.example/dir/>"#).hint.as_deref(), Some("base.example"));
         assert_eq!(page(r#"<base href="/local/">"#).hint, None);
@@ -278,9 +282,12 @@ mod tests {
         assert_eq!(a.template.len(), 8, "theme.css, app.js, 2 body classes, the id, 2 div classes, the footer's");
         // Sister sites on one theme: their menus differ.
         let menu = |items: &str| {
-            site_signals(&format!(r#"<body class="single"><nav>{items}</nav><main class="content"><p>x</p></main></body>"#))
+            site_signals(&format!(
+                r#"<body class="single"><nav>{items}</nav><main class="content"><p>x</p></main></body>"#
+            ))
         };
-        let (x, y) = (menu("<a href=/a>Camping <b>Gear</b></a><a href=/b>Tents</a>"), menu("<a href=/a>Toothbrushes</a>"));
+        let (x, y) =
+            (menu("<a href=/a>Camping <b>Gear</b></a><a href=/b>Tents</a>"), menu("<a href=/a>Toothbrushes</a>"));
         assert_eq!((x.template.len(), y.template.len()), (4, 3), "single, content and the link texts");
         assert_eq!(x.template.iter().filter(|t| y.template.contains(t)).count(), 2);
         let other = site_signals(r#"<body class="single"><main class="content-area"><p>one text</p></main></body>"#);

@@ -130,7 +130,9 @@ impl Corpus {
                 "</div></div></div>",
             ),
             3 => (
-                format!("<div class=\"et_pb_module et_pb_text et_pb_text_{n} {p}-sidebar-text\"><div class=\"et_pb_text_inner\">"),
+                format!(
+                    "<div class=\"et_pb_module et_pb_text et_pb_text_{n} {p}-sidebar-text\"><div class=\"et_pb_text_inner\">"
+                ),
                 "</div></div>",
             ),
             4 => (

@@ -18,6 +18,8 @@ use webdup_core::candidates::lsh::band_key;
 use webdup_core::shingle::{ShingleConfig, Shingler};
 use webdup_core::sketch::MinHasher;
 
+mod flat_sites;
+
 const BIN: &str = env!("CARGO_BIN_EXE_webdup");
 /// Longest a run may take before the watchdog ends it.
 const WATCHDOG: Duration = Duration::from_secs(600);
@@ -334,7 +336,12 @@ fn single_process(dir: &Path, inputs: &[String]) -> (Vec<u8>, Option<i32>) {
 fn layouts_match_single_process(heavy: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let inputs = corpus(dir, heavy);
+    let mut inputs = corpus(dir, heavy);
+    // Three sites' pages in one folder: their sites are decided from the
+    // pages (issue 37), over the whole job.
+    std::fs::create_dir(dir.join("dump")).unwrap();
+    flat_sites::write_flat_dump(&dir.join("dump"));
+    inputs.push("dump".into());
     let (single, code) = single_process(dir, &inputs);
     let report: serde_json::Value = serde_json::from_slice(&single).unwrap();
     assert!(report["summary"]["clusters"].as_u64().unwrap() >= 3, "{}", report["summary"]);
@@ -345,6 +352,14 @@ fn layouts_match_single_process(heavy: bool) {
         c["members"].as_array().unwrap().iter().filter(|m| m["id"].as_str().unwrap().ends_with("/shared")).count() == 2
     });
     assert!(shared, "the story copied across archives is not a cluster");
+    let from: Vec<&str> = report["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["members"].as_array().unwrap())
+        .filter_map(|m| m["site_from"].as_str())
+        .collect();
+    assert!(from.contains(&"template") && from.contains(&"canonical"), "{from:?}");
     ingest(dir, &inputs, &dir.join("ingested"), 3);
     for (processes, threads) in [(1, 1), (1, 2), (2, 1), (3, 1)] {
         let work = dir.join(format!("work-{processes}x{threads}"));

@@ -223,7 +223,7 @@ pub fn find_duplicates(
     if let Some(cross) = matching.cross_site_threshold {
         // Each pair against its own rule: across sites, or within one.
         let scope = made_with.template.as_ref().map_or_else(Default::default, |t| t.scope);
-        let sites: Vec<Option<String>> = unique_docs.iter().map(|d| template::site_of(&d.id, scope)).collect();
+        let sites: Vec<Option<String>> = unique_docs.iter().map(|d| d.site(scope).map(|s| s.name)).collect();
         near.retain(|e| {
             let (a, b) = (sites[e.a as usize].as_deref(), sites[e.b as usize].as_deref());
             matching.measure.of(&e.overlap) >= template::pair_threshold(matching.threshold, Some(cross), a, b) - 1e-12

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::doc::DocKey;
+use crate::site::{Site, SiteSignals};
 use crate::sketch::minhash::Signature;
 use crate::sketch::simhash;
 use crate::template;
@@ -54,6 +55,13 @@ pub struct Fingerprint {
     /// thin page and leave it out beside a long article. Empty once the
     /// corpus-wide stages are done; never serialized.
     pub context: Vec<u64>,
+    /// Its site, when something other than its id decided it (the address
+    /// the page names, its template group: [`crate::site::assign`]); `None`:
+    /// the site its id names ([`Fingerprint::site`]).
+    pub site: Option<Site>,
+    /// What the page showed of its site, until its site is assigned; empty
+    /// afterwards, never serialized.
+    pub signals: SiteSignals,
 }
 
 impl Fingerprint {
@@ -81,6 +89,8 @@ impl Fingerprint {
             simhash,
             terms: Vec::new(),
             context: Vec::new(),
+            site: None,
+            signals: SiteSignals::default(),
         }
     }
 
@@ -93,6 +103,11 @@ impl Fingerprint {
     /// same page (see [`Fingerprint::identical_to`]).
     pub fn same_text_as(&self, other: &Fingerprint) -> bool {
         self.digest == other.digest && !self.identical_to(other)
+    }
+
+    /// Its site: the one assigned to it, else the one its id names.
+    pub fn site(&self, scope: template::TemplateScope) -> Option<Site> {
+        self.site.clone().or_else(|| Site::of_id(&self.id, scope))
     }
 
     /// Drops its site's template shingles (sorted), before sketching: a
@@ -184,6 +199,8 @@ struct Wire {
     simhash: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     terms: Vec<(u64, u32)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    site: Option<Site>,
     /// Versions 1 and 2 carried the page's title, metadata, main text and
     /// extractor name; they are read and passed over.
     #[serde(default, rename = "title", skip_serializing)]
@@ -209,6 +226,7 @@ impl From<Fingerprint> for Wire {
             minhash: f.minhash,
             simhash: f.simhash,
             terms: f.terms,
+            site: f.site,
             _title: None,
             _extractor: None,
             _meta: None,
@@ -242,6 +260,8 @@ impl TryFrom<Wire> for Fingerprint {
             simhash: w.simhash,
             terms: w.terms,
             context: Vec::new(),
+            site: w.site,
+            signals: SiteSignals::default(),
         })
     }
 }

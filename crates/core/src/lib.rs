@@ -32,6 +32,7 @@ pub mod params;
 pub mod progress;
 pub mod settings;
 pub mod shingle;
+pub mod site;
 pub mod sketch;
 pub mod template;
 pub mod units;

@@ -2,7 +2,7 @@
 //!
 //! | File | One row per | Columns |
 //! |---|---|---|
-//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `page_digest`, `shingles` and `context` (binary: 8 little-endian bytes a hash), `error_kind`, `error_message`, `fetch` (JSON) |
+//! | `ingest/task-I-of-N.parquet` | input document | `key`, `id`, `words`, `digest`, `page_digest`, `shingles` and `context` (binary: 8 little-endian bytes a hash), `site_hint`, `site_template` (binary as above), `error_kind`, `error_message`, `fetch` (JSON) |
 //! | `stages/sketch/part-*.parquet` | fingerprinted page | `key`, `minhash` |
 //! | `stages/sketch/part-*.templates.parquet` | site of a page in the part, with a template | `site`, `template` (shingles, binary as above) |
 //! | `stages/edges/part-*.parquet` | confirmed pair | `a`, `b` (keys, `a < b`), `shared`, `len_a`, `len_b` |
@@ -14,13 +14,16 @@
 
 use std::path::Path;
 
+use webdup_core::site::SiteSignals;
+
 use crate::Error;
 use crate::parquet_io::{self as pq, Column, Storage};
 
 /// Format version of the ingest files (2: shingles and context as binary;
 /// 3: a task takes a run of consecutive inputs, not every Nth, so tasks of
 /// version 2 do not combine with tasks of 3; 4: `page_digest`, the MD5 of
-/// the decoded page).
+/// the decoded page, and `site_hint` and `site_template`, what each local
+/// page showed of its site).
 pub const INGEST_FORMAT_VERSION: u32 = 4;
 /// Format version of the stage files (2: a sketch part holds MinHash and
 /// templates, not shingles; 3: a cluster part's `identical` and
@@ -63,6 +66,9 @@ pub struct IngestDoc {
     pub page_digest: Option<[u8; 16]>,
     pub shingles: Vec<u64>,
     pub context: Vec<u64>,
+    /// What the page showed of its site (local pages only; not read back
+    /// with the rows: [`read_site_signals`]).
+    pub site: SiteSignals,
 }
 
 fn digest_of(bytes: Option<[u8; 16]>, path: &Path) -> Result<[u8; 16], Error> {
@@ -126,6 +132,14 @@ fn ingest_columns(rows: &[IngestRow]) -> Vec<(&'static str, Column<'_>)> {
         ),
         ("shingles", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.shingles.as_slice())).collect())),
         ("context", Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.context.as_slice())).collect())),
+        (
+            "site_hint",
+            Column::OptStr(rows.iter().map(|r| r.doc.as_ref().and_then(|d| d.site.hint.as_deref())).collect()),
+        ),
+        (
+            "site_template",
+            Column::BinU64(rows.iter().map(|r| r.doc.as_ref().map(|d| d.site.template.as_slice())).collect()),
+        ),
         ("error_kind", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.0.as_str())).collect())),
         ("error_message", Column::OptStr(rows.iter().map(|r| r.error.as_ref().map(|e| e.1.as_str())).collect())),
         ("fetch", Column::OptStr(rows.iter().map(|r| r.fetch.as_deref()).collect())),
@@ -212,6 +226,7 @@ fn ingest_rows(
                 page_digest: None,
                 shingles: Vec::new(),
                 context: Vec::new(),
+                site: SiteSignals::default(),
             }),
             (Some(w), Some((shingles, context))) => Some(IngestDoc {
                 words: w,
@@ -219,6 +234,7 @@ fn ingest_rows(
                 page_digest: pages[i],
                 shingles: shingles.unwrap_or_default(),
                 context: context.unwrap_or_default(),
+                site: SiteSignals::default(),
             }),
             (None, _) => None,
         };
@@ -230,6 +246,30 @@ fn ingest_rows(
         each(IngestRow { key: keys[i], id, doc, error, fetch: fetches[i].take() })?;
     }
     Ok(())
+}
+
+/// Each document's key, id and what its page showed of its site, in file
+/// order: the input of the job's site decision (`webdup_core::site`).
+pub fn read_site_signals(path: &Path) -> Result<Vec<(u64, String, SiteSignals)>, Error> {
+    let file = pq::open_groups(path, "ingest", INGEST_FORMAT_VERSION)?;
+    let mut out = Vec::new();
+    for g in 0..file.len() {
+        let mut templates = file.bin_u64s(g, "site_template")?.into_iter();
+        for b in file.arrow(g, &["key", "id", "words", "site_hint"])? {
+            let b = b?;
+            let (keys, ids) = (pq::u64s(&b, "key", path)?, pq::strs(&b, "id", path)?);
+            let (words, hints) = (pq::opt_u64s(&b, "words", path)?, pq::opt_strs(&b, "site_hint", path)?);
+            for (((key, id), words), hint) in keys.into_iter().zip(ids).zip(words).zip(hints) {
+                let template = templates.next().ok_or_else(|| {
+                    Error::Format(format!("{}: row {key} ({id}) has no site template", path.display()))
+                })?;
+                if words.is_some() {
+                    out.push((key, id, SiteSignals { hint, template: template.unwrap_or_default() }));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A page after its site's template is dropped, sketched: what the edges
@@ -479,6 +519,10 @@ mod tests {
             page_digest: key.is_multiple_of(4).then_some([key as u8 ^ 0xff; 16]),
             shingles: (0..key * 7 % 300).map(|i| i * 1_000_003 + key).collect(),
             context: if key.is_multiple_of(2) { vec![key, key + 1] } else { Vec::new() },
+            site: SiteSignals {
+                hint: key.is_multiple_of(4).then(|| format!("h{key}.example")),
+                template: vec![key, key * 2 + 1],
+            },
         });
         let error = doc.is_none().then(|| ("decode".to_string(), format!("page {key} is not text")));
         IngestRow { key, id: format!("site/{key}"), doc, error, fetch: key.is_multiple_of(3).then(|| "{}".to_string()) }
@@ -496,6 +540,14 @@ mod tests {
         }
         assert_eq!(w.rows(), 3000);
         w.finish().unwrap();
+        // Site signals are read on their own.
+        let signals: Vec<(u64, String, SiteSignals)> =
+            rows.iter().filter_map(|r| Some((r.key, r.id.clone(), r.doc.as_ref()?.site.clone()))).collect();
+        assert_eq!(read_site_signals(&path).unwrap(), signals);
+        let mut rows = rows;
+        for d in rows.iter_mut().filter_map(|r| r.doc.as_mut()) {
+            d.site = SiteSignals::default();
+        }
         assert_eq!(read_ingest(&path, false).unwrap(), rows);
 
         let shares: Vec<Vec<IngestRow>> =

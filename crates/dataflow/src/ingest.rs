@@ -242,6 +242,7 @@ fn rows_of(loaded: webdup::run::Loaded) -> (Vec<IngestRow>, webdup::warc::Summar
                 page_digest: d.page_digest,
                 shingles: d.shingles,
                 context: d.context,
+                site: d.signals,
             }),
             error: None,
             fetch: fetches.get(&d.key.0).cloned(),

@@ -19,6 +19,7 @@ pub mod decode;
 pub mod error;
 pub mod extract;
 pub mod fetch;
+pub mod site;
 pub mod source;
 #[cfg(feature = "warc")]
 pub mod warc;

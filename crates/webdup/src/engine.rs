@@ -22,6 +22,7 @@ use crate::template::{self, TemplateConfig, Templates};
 use crate::threads::Threads;
 pub use crate::verify::Measure;
 use webdup_core::dedup;
+use webdup_core::site::{Site, SiteInput};
 
 pub use webdup_core::candidates::Method;
 
@@ -72,6 +73,21 @@ impl Config {
         let mut config = Config::default();
         config.fingerprint.template = Some(TemplateConfig::default());
         config
+    }
+
+    /// How pages are grouped into sites: the template setting's scope, else
+    /// the default (as matching reads it).
+    pub fn scope(&self) -> template::TemplateScope {
+        self.fingerprint.template.as_ref().map_or_else(Default::default, |t| t.scope)
+    }
+
+    /// Whether local pages' sites are read from the pages
+    /// ([`webdup_core::site`]): sites matter (templates are learned per
+    /// site, or pairs across sites have their own rule) and local files
+    /// have one.
+    pub fn sites_from_pages(&self) -> bool {
+        self.scope() == template::TemplateScope::HostOrDirectory
+            && (self.fingerprint.template.is_some() || self.matching.cross_site_threshold.is_some())
     }
 
     /// Checks ranges, the extractor and the selectors; returns the config.
@@ -244,6 +260,9 @@ pub struct Fingerprinter {
     skip_simhash: bool,
     /// Template learning follows: keep each page's [`Fingerprint::context`].
     learns_templates: bool,
+    /// Local pages' sites may be other than their folders: read what their
+    /// markup says of them ([`webdup_core::site`]).
+    reads_sites: bool,
 }
 
 impl Fingerprinter {
@@ -256,6 +275,7 @@ impl Fingerprinter {
             keep_pages: config.keep_pages,
             skip_simhash: config.skip_simhash,
             learns_templates: config.fingerprint.template.is_some(),
+            reads_sites: config.sites_from_pages(),
         }
     }
 
@@ -282,6 +302,12 @@ impl Fingerprinter {
         // use it to recognise the site, and canonicals resolve against it.
         let url = raw.url.as_deref().or(crate::source::is_url(&raw.id).then_some(raw.id.as_str()));
         let page_digest = webdup_core::fingerprint::page_digest(&raw.body);
+        // A local page only: an address names its site.
+        let signals = if self.reads_sites && raw.format == Format::Html && url.is_none() {
+            webdup_web::site::site_signals(&raw.body)
+        } else {
+            Default::default()
+        };
         let (text, title, meta, context) = match raw.format {
             Format::Text => (raw.body, None, None, None),
             Format::Html if self.keep_pages => {
@@ -299,6 +325,7 @@ impl Fingerprinter {
         };
         let mut f = self.shingle_text(raw.id, raw.key, &text)?;
         f.page_digest = Some(page_digest);
+        f.signals = signals;
         if self.learns_templates
             && let Some(context) = context
         {
@@ -355,6 +382,8 @@ impl Fingerprinter {
             simhash,
             terms,
             context: Vec::new(),
+            site: None,
+            signals: Default::default(),
         })
     }
 
@@ -490,6 +519,9 @@ impl Corpus {
     /// here. Call once, on a corpus from [`Corpus::fingerprint_streaming`].
     pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
         let fp = Fingerprinter::new(config);
+        if config.sites_from_pages() {
+            self.assign_sites(config.scope());
+        }
         let learned = match &config.fingerprint.template {
             Some(t) => self.suppress_templates(t, known),
             None => Templates::default(),
@@ -499,9 +531,22 @@ impl Corpus {
         learned
     }
 
+    /// Decides each page's site from what its page showed
+    /// ([`webdup_core::site::assign`]); a page whose site is the one its id
+    /// names keeps none of its own.
+    fn assign_sites(&mut self, scope: template::TemplateScope) {
+        let inputs: Vec<SiteInput> = self.docs.iter().map(|d| SiteInput { id: &d.id, signals: &d.signals }).collect();
+        let sites = webdup_core::site::assign(&inputs, scope);
+        drop(inputs);
+        for (d, site) in self.docs.iter_mut().zip(sites) {
+            d.signals = Default::default();
+            d.site = site.filter(|s| Some(s) != Site::of_id(&d.id, scope).as_ref());
+        }
+    }
+
     /// Drops each site's template shingles (see [`crate::template`]).
     fn suppress_templates(&mut self, config: &TemplateConfig, known: &Templates) -> Templates {
-        let sites: Vec<Option<String>> = self.docs.iter().map(|d| template::site_of(&d.id, config.scope)).collect();
+        let sites: Vec<Option<String>> = self.docs.iter().map(|d| d.site(config.scope).map(|s| s.name)).collect();
         // What each page shows of its site: its shingles and, where the
         // extractor read more than it kept, the rest of its text.
         let sets: Vec<(Option<&str>, &[u64])> = self

@@ -17,6 +17,7 @@ use webdup::Config;
 use webdup_core::candidates::lsh::{LshParams, band_key};
 use webdup_core::dedup::CopyOf;
 use webdup_core::settings::MatchSettings;
+use webdup_core::site::Site;
 use webdup_core::template::{self, TemplateScope};
 use webdup_core::verify::confirm_pair;
 
@@ -154,14 +155,15 @@ struct Confirm {
     matching: MatchSettings,
     lowest: f64,
     scope: TemplateScope,
+    sites: Arc<HashMap<u64, Site>>,
 }
 
 impl Confirm {
-    fn of(config: &Config) -> Confirm {
+    fn of(config: &Config, sites: &Arc<HashMap<u64, Site>>) -> Confirm {
         let matching = config.matching.clone();
         let lowest = matching.lowest_threshold();
         let scope = config.fingerprint.template.as_ref().map(|t| t.scope).unwrap_or_default();
-        Confirm { matching, lowest, scope }
+        Confirm { matching, lowest, scope, sites: Arc::clone(sites) }
     }
 
     /// The edge between `a` and `b` (lower key first), each with its id and
@@ -170,7 +172,10 @@ impl Confirm {
         let matching = &self.matching;
         let e = confirm_pair(matching.measure, 0, 1, &[set_a, set_b], self.lowest)?;
         if let Some(cross) = matching.cross_site_threshold {
-            let (sa, sb) = (template::site_of(id_a, self.scope), template::site_of(id_b, self.scope));
+            let site = |key: u64, id: &str| {
+                self.sites.get(&key).map(|s| s.name.clone()).or_else(|| template::site_of(id, self.scope))
+            };
+            let (sa, sb) = (site(a, id_a), site(b, id_b));
             let needed = template::pair_threshold(matching.threshold, Some(cross), sa.as_deref(), sb.as_deref());
             if matching.measure.of(&e.overlap) < needed - 1e-12 {
                 return None;
@@ -186,7 +191,7 @@ pub(super) fn edges_stage(worker: &mut Worker, shared: &Shared, carried: &mut Ca
     let rows = sketch_rows(worker, shared, carried, &mut failure);
     let me = worker.index() as u64;
     let params = shared.config.lsh_params();
-    let confirm = Confirm::of(&shared.config);
+    let confirm = Confirm::of(&shared.config, &shared.sites);
 
     let local: Rc<RefCell<HashMap<u64, Held>>> = Rc::default();
     // The held pages with a confirmed pair or an exact copy: the clusters

@@ -39,6 +39,8 @@ use webdup::error::{DocError, DocErrorKind};
 use webdup::fetch::FetchRecord;
 use webdup::report::ClusterReport;
 use webdup::{Config, DocKey};
+use webdup_core::site::{self, Site, SiteInput};
+use webdup_core::template::TemplateScope;
 
 use crate::Error;
 use crate::files::{self, IngestRow, MemberRow, PageRow, SketchRow};
@@ -143,6 +145,37 @@ struct Shared {
     stall: Option<String>,
     /// Stopped by the first error of any worker, here or in a peer.
     halt: Arc<Halt>,
+    /// Sites decided by something other than the page's id ([`job_sites`]).
+    sites: Arc<HashMap<u64, Site>>,
+}
+
+impl Shared {
+    /// Page `key`'s site, as `webdup cluster` names it.
+    fn site_of(&self, key: u64, id: &str, scope: TemplateScope) -> Option<String> {
+        self.sites.get(&key).map(|s| s.name.clone()).or_else(|| webdup_core::template::site_of(id, scope))
+    }
+}
+
+/// Each local page's site where something other than its id decided it
+/// (the address it names, its template group: `webdup_core::site`), by
+/// key: the decision `webdup cluster` makes, over the job's every page.
+fn job_sites(work: &Path, tasks: usize, config: &Config) -> Result<HashMap<u64, Site>, Error> {
+    if !config.sites_from_pages() {
+        return Ok(HashMap::new());
+    }
+    let mut all = Vec::new();
+    for t in 0..tasks {
+        let (path, _) = ingest::paths(work, crate::Task { index: t, count: tasks });
+        all.extend(files::read_site_signals(&path)?);
+    }
+    let scope = config.scope();
+    let inputs: Vec<SiteInput> = all.iter().map(|(_, id, signals)| SiteInput { id, signals }).collect();
+    let sites = site::assign(&inputs, scope);
+    Ok(sites
+        .into_iter()
+        .zip(&all)
+        .filter_map(|(site, (key, id, _))| Some((*key, site.filter(|s| Some(s) != Site::of_id(id, scope).as_ref())?)))
+        .collect())
 }
 
 /// Runs the clustering job over the ingest in `work` (see the module).
@@ -158,6 +191,7 @@ pub fn cluster(work: &Path, config: &Config, exec: &Layout) -> Result<Outcome, E
     let ingest = read_ingest_markers(work, config)?;
     let hash = job_hash(config, &ingest);
     let tasks = ingest.len();
+    let sites = Arc::new(job_sites(work, tasks, config)?);
     let (complete, notes) = complete_stages(work, &hash)?;
     let mut stages: Vec<(&'static str, Option<Duration>)> = STAGES.iter().map(|s| (*s, None)).collect();
     let runs = complete.iter().any(Option::is_none);
@@ -172,6 +206,7 @@ pub fn cluster(work: &Path, config: &Config, exec: &Layout) -> Result<Outcome, E
         process: exec.process,
         stall: std::env::var(STALL_ENV).ok(),
         halt: Halt::new(),
+        sites,
     });
     let running = if runs {
         for stage in STAGES {
@@ -220,7 +255,10 @@ pub fn cluster(work: &Path, config: &Config, exec: &Layout) -> Result<Outcome, E
             }
         }
     }
-    let (light, corpus, fetches, redirected) = light?;
+    let (light, mut corpus, fetches, redirected) = light?;
+    for d in &mut corpus.docs {
+        d.site = shared.sites.get(&d.key.0).cloned();
+    }
     if exec.process != 0 {
         return Ok(Outcome { report: None, failed: corpus.errors.len(), stages, pages: None, notes });
     }

@@ -127,7 +127,7 @@ pub(super) fn sketch_stage(worker: &mut Worker, shared: &Shared, carried: &mut C
         .filter_map(|r| {
             let d = r.doc?;
             Some(Read {
-                site: template.as_ref().and_then(|t| template::site_of(&r.id, t.scope)),
+                site: template.as_ref().and_then(|t| shared.site_of(r.key, &r.id, t.scope)),
                 key: r.key,
                 id: r.id,
                 digest: d.digest,
@@ -296,7 +296,7 @@ pub(super) fn rebuild_sketch(
                     ingest.display()
                 )));
             };
-            let template = scope.and_then(|s| template::site_of(&r.id, s)).and_then(|s| templates.get(&s));
+            let template = scope.and_then(|s| shared.site_of(r.key, &r.id, s)).and_then(|s| templates.get(&s));
             let digests = (d.digest, d.page_digest);
             let mut row = page_row(r.key, r.id, digests, d.shingles, d.context, template.map(Vec::as_slice));
             row.minhash = minhash;

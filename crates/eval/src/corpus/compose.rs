@@ -89,7 +89,68 @@ impl Corpus {
             Some(c) => self.content_html(c, &paragraphs, links),
             None => paragraphs.iter().map(|p| format!("<p>{}</p>\n", escape(p))).collect(),
         };
+        let body = self.furniture(page.template, body);
         Composed { html: fill(template, &title, &body, &swaps), text: paragraphs.join("\n\n"), note }
+    }
+
+    /// The body inside furniture-like wrappers, for the share of templates
+    /// [`super::CorpusConfig::furniture`] picks (by the seed and the
+    /// template alone, so every page of a template has the same ones):
+    /// nested containers whose class names extractors read as widgets, SEO
+    /// blocks, category lists or sidebars, or a page builder's.
+    fn furniture(&self, template: usize, body: String) -> String {
+        let mut state = self.config.seed ^ 0x6675_726e_6974_7572 ^ ((template as u64) << 24);
+        let h = splitmix64(&mut state);
+        if (h >> 11) as f64 / (1u64 << 53) as f64 >= self.config.furniture {
+            return body;
+        }
+        const PREFIXES: &[&str] = &["td", "jeg", "mvp", "nx", "ast", "kt", "gp", "ns", "tie", "qode"];
+        let p = PREFIXES[splitmix64(&mut state) as usize % PREFIXES.len()];
+        let n = splitmix64(&mut state) % 90 + 10;
+        let (open, close) = match splitmix64(&mut state) % 6 {
+            0 => (
+                format!(
+                    "<div class=\"entry-content\"><div class=\"{p}-widget-wrap\"><section class=\"{p}-seo-copy {p}-block-{n}\">"
+                ),
+                "</section></div></div>",
+            ),
+            1 => (
+                format!(
+                    "<article class=\"post-{n} post type-post status-publish category-popular {p}-post\">\
+                     <div class=\"sidebar-and-content-body\">"
+                ),
+                "</div></article>",
+            ),
+            2 => (
+                format!(
+                    "<div class=\"elementor-widget-wrap elementor-element-populated\"><div class=\"elementor-element \
+                     elementor-element-{n}{p} elementor-widget elementor-widget-text-editor\">\
+                     <div class=\"elementor-widget-container\">"
+                ),
+                "</div></div></div>",
+            ),
+            3 => (
+                format!(
+                    "<div class=\"et_pb_module et_pb_text et_pb_text_{n} {p}-sidebar-text\"><div class=\"et_pb_text_inner\">"
+                ),
+                "</div></div>",
+            ),
+            4 => (
+                format!(
+                    "<div class=\"vc_column-inner\"><div class=\"wpb_wrapper\"><div class=\"wpb_text_column \
+                     wpb_content_element {p}-widget\"><div class=\"wpb_wrapper\">"
+                ),
+                "</div></div></div></div>",
+            ),
+            _ => (
+                format!(
+                    "<div class=\"wp-block-group {p}-sidebar-widget is-layout-flow\">\
+                     <div class=\"wp-block-group__inner-container\">"
+                ),
+                "</div></div>",
+            ),
+        };
+        format!("{open}\n{body}{close}\n")
     }
 
     /// A content's title: its source's, numbered when the source was split.

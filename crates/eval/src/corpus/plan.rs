@@ -135,7 +135,10 @@ pub(super) fn plan(config: CorpusConfig, sources: Vec<Source>, skipped: Vec<Skip
     let mut numbers: Vec<usize> = (0..pages.len()).collect();
     rng.shuffle(&mut numbers);
     for (p, number) in pages.iter_mut().zip(numbers) {
-        p.id = format!("pages/s{:04}/p{number:05}.html", p.template);
+        p.id = match config.flat {
+            true => format!("pages/p{number:05}.html"),
+            false => format!("pages/s{:04}/p{number:05}.html", p.template),
+        };
     }
     pages.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(Corpus { config, sources, skipped, templates, contents, pages })

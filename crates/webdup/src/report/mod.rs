@@ -91,6 +91,14 @@ pub struct MemberRow {
     /// The representative's normalized text, not known to be its page.
     pub same_text: bool,
     pub words: usize,
+    /// Its site (a host, `dir:FOLDER`, a template group
+    /// `dir:FOLDER#FIRST-PAGE`), when it has one: what decides its rule
+    /// against another page (same site or across).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// What decided its site: `folder`, `host`, `canonical` or `template`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_from: Option<&'static str>,
 }
 
 /// A reported cluster.
@@ -161,6 +169,7 @@ impl ClusterReport {
                     .iter()
                     .filter_map(|m| {
                         let d = corpus.doc(m.key)?;
+                        let site = d.site(config.scope());
                         Some(MemberRow {
                             id: d.id.clone(),
                             representative: m.key == c.representative,
@@ -169,6 +178,8 @@ impl ClusterReport {
                             identical: m.identical,
                             same_text: m.same_text,
                             words: d.word_count,
+                            site_from: site.as_ref().map(|s| s.basis.as_str()),
+                            site: site.map(|s| s.name),
                         })
                     })
                     .collect(),
@@ -224,6 +235,8 @@ impl ClusterReport {
             "same_text",
             "words",
             "error",
+            "site",
+            "site_from",
         ])?;
         for c in &self.clusters {
             for m in &c.members {
@@ -238,12 +251,14 @@ impl ClusterReport {
                     m.same_text.to_string(),
                     m.words.to_string(),
                     String::new(),
+                    m.site.clone().unwrap_or_default(),
+                    m.site_from.unwrap_or_default().to_string(),
                 ])?;
             }
         }
         for e in &self.errors {
             let error = format!("{}: {}", e.kind, e.message);
-            w.write_record(["", "", &e.id, "", "", "", "", "", "", &error])?;
+            w.write_record(["", "", &e.id, "", "", "", "", "", "", &error, "", ""])?;
         }
         w.flush()?;
         Ok(())

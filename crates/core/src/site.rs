@@ -1,0 +1,297 @@
+//! Which site a document belongs to, when its address does not say.
+//!
+//! A site decides two things: whose pages a template is learned from
+//! ([`crate::template`]) and which similarity rule a pair is held to (the
+//! same-site threshold, or the cross-site one across sites). A URL names its
+//! site (its host); a local file only names its folder, which is a site when
+//! pages were saved one folder per site, and wrong when many sites' pages
+//! sit in one folder (a dump, saved browser pages, a corpus without URLs):
+//! then every pair gets the same-site rule, and a copy in another site's
+//! template is held to it.
+//!
+//! For local files and archive records a page's site is therefore, in turn:
+//!
+//! 1. **canonical**: the host of the address the page names for itself
+//!    (`<link rel=canonical>`, `og:url`, `<base href>`; absolute http(s)
+//!    only), read by whoever parsed the page ([`SiteSignals::hint`]);
+//! 2. **template**: in a folder whose pages fall into several template
+//!    groups (pages whose template tokens, [`SiteSignals::template`], are
+//!    alike: Jaccard at least [`TEMPLATE_JACCARD`]), its group; a group
+//!    whose pages that name an address all name one host is that host;
+//! 3. **folder** (a local file's directory) or **host** (a URL's), as
+//!    before.
+//!
+//! Groups are made in id order and named by their first id, so the answer
+//! depends on the set of pages, not on their order or keys.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::candidates::LshParams;
+use crate::sketch::MinHasher;
+use crate::template::{TemplateScope, site_of};
+use crate::verify::Overlap;
+
+/// Least Jaccard similarity of two pages' template tokens for them to share
+/// a template.
+pub const TEMPLATE_JACCARD: f64 = 0.6;
+/// MinHash permutations for proposing pages of one template.
+const TEMPLATE_PERMUTATIONS: usize = 64;
+const TEMPLATE_SEED: u64 = 0x5173_7e3a;
+
+/// What decided a document's site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteBasis {
+    /// A local file's directory.
+    Folder,
+    /// A URL's host.
+    Host,
+    /// The host of the address the page names for itself.
+    Canonical,
+    /// The pages that share its template.
+    Template,
+}
+
+impl SiteBasis {
+    /// The name in reports (`folder`, `host`, `canonical`, `template`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SiteBasis::Folder => "folder",
+            SiteBasis::Host => "host",
+            SiteBasis::Canonical => "canonical",
+            SiteBasis::Template => "template",
+        }
+    }
+}
+
+/// A document's site and what decided it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    /// A host (`example.com`), a folder (`dir:pages`) or a template group
+    /// (`dir:pages#p00012.html`, after its first page).
+    pub name: String,
+    pub basis: SiteBasis,
+}
+
+impl Site {
+    /// The site its id names ([`site_of`]): a URL's host, a file's folder.
+    pub fn of_id(id: &str, scope: TemplateScope) -> Option<Site> {
+        let basis = if crate::doc::is_url(id) { SiteBasis::Host } else { SiteBasis::Folder };
+        site_of(id, scope).map(|name| Site { name, basis })
+    }
+}
+
+/// What a page shows of its site, read with its markup; empty for text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteSignals {
+    /// The lowercase host of the absolute http(s) address the page names
+    /// for itself.
+    pub hint: Option<String>,
+    /// Hashes of its template's tokens (class and id names, stylesheet and
+    /// script addresses), sorted and distinct: alike on pages of one
+    /// template whatever their text.
+    pub template: Vec<u64>,
+}
+
+/// The lowercase host of `url` when it is an absolute http(s) address.
+pub fn hint_host(url: &str) -> Option<String> {
+    let u = url::Url::parse(url.trim()).ok()?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return None;
+    }
+    u.host_str().filter(|h| !h.is_empty()).map(str::to_ascii_lowercase)
+}
+
+/// One document's input to [`assign`].
+#[derive(Debug, Clone, Copy)]
+pub struct SiteInput<'a> {
+    pub id: &'a str,
+    pub signals: &'a SiteSignals,
+}
+
+/// Every document's site (see the module documentation), in `docs`' order.
+/// URLs keep their host; with [`TemplateScope::Host`] local files have none,
+/// as before.
+pub fn assign(docs: &[SiteInput<'_>], scope: TemplateScope) -> Vec<Option<Site>> {
+    let mut out: Vec<Option<Site>> = docs.iter().map(|d| Site::of_id(d.id, scope)).collect();
+    if scope != TemplateScope::HostOrDirectory {
+        return out;
+    }
+    let mut folders: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, site) in out.iter().enumerate() {
+        if let Some(s) = site.as_ref().filter(|s| s.basis == SiteBasis::Folder) {
+            folders.entry(s.name.as_str()).or_default().push(i);
+        }
+    }
+    let folders: Vec<(String, Vec<usize>)> = folders.into_iter().map(|(f, d)| (f.to_string(), d)).collect();
+    for (folder, mut members) in folders {
+        members.sort_by(|&a, &b| docs[a].id.cmp(docs[b].id));
+        let sets: Vec<&[u64]> = members.iter().map(|&i| docs[i].signals.template.as_slice()).collect();
+        let groups = template_groups(&sets);
+        let split = groups.iter().flatten().max().is_some_and(|&g| g > 0);
+        // Units of one site: each template group when the folder splits,
+        // else the whole folder.
+        let mut units: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
+        for (m, g) in members.iter().zip(&groups) {
+            units.entry(if split { *g } else { None }).or_default().push(*m);
+        }
+        for (group, unit) in units {
+            let mut hosts: Vec<&str> = unit.iter().filter_map(|&i| docs[i].signals.hint.as_deref()).collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            let (name, basis) = match (hosts.as_slice(), group) {
+                ([host], Some(_)) => (host.to_string(), SiteBasis::Template),
+                ([host], None) => (host.to_string(), SiteBasis::Folder),
+                (_, Some(_)) => (format!("{folder}#{}", file_name(docs[unit[0]].id)), SiteBasis::Template),
+                (_, None) => (folder.clone(), SiteBasis::Folder),
+            };
+            for i in unit {
+                out[i] = Some(match &docs[i].signals.hint {
+                    Some(host) => Site { name: host.clone(), basis: SiteBasis::Canonical },
+                    None => Site { name: name.clone(), basis },
+                });
+            }
+        }
+    }
+    out
+}
+
+fn file_name(id: &str) -> &str {
+    id.rsplit(['/', '\\']).next().unwrap_or(id)
+}
+
+/// Template groups of `sets` (taken in order): each set joins the group of
+/// the first earlier group leader whose set it is alike ([`TEMPLATE_JACCARD`]),
+/// else leads a group of its own. Groups are numbered from 0 in order of
+/// their leaders; an empty set is in no group.
+pub fn template_groups(sets: &[&[u64]]) -> Vec<Option<usize>> {
+    let hasher = MinHasher::new(TEMPLATE_PERMUTATIONS, TEMPLATE_SEED);
+    let params = LshParams::optimal(TEMPLATE_JACCARD, TEMPLATE_PERMUTATIONS);
+    // Band key to the groups whose leader has it, in group order.
+    let mut table: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    let mut leaders: Vec<&[u64]> = Vec::new();
+    let mut out = Vec::with_capacity(sets.len());
+    for set in sets {
+        if set.is_empty() {
+            out.push(None);
+            continue;
+        }
+        let sig = hasher.sketch(set);
+        let keys: Vec<(usize, u64)> = (0..params.bands)
+            .map(|b| (b, xxhash_rust::xxh3::xxh3_64(&bytes_of(&sig[b * params.rows..(b + 1) * params.rows]))))
+            .collect();
+        let mut candidates: Vec<usize> = keys.iter().filter_map(|k| table.get(k)).flatten().copied().collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let found = candidates.into_iter().find(|&g| Overlap::of(set, leaders[g]).jaccard() >= TEMPLATE_JACCARD);
+        let group = found.unwrap_or_else(|| {
+            leaders.push(set);
+            let g = leaders.len() - 1;
+            for k in keys {
+                table.entry(k).or_default().push(g);
+            }
+            g
+        });
+        out.push(Some(group));
+    }
+    out
+}
+
+fn bytes_of(values: &[u32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(site: u64, n: u64, extra: u64) -> Vec<u64> {
+        let mut t: Vec<u64> = (0..n).map(|i| site * 1000 + i).chain((0..extra).map(|i| 900_000 + i)).collect();
+        t.sort_unstable();
+        t
+    }
+
+    fn signals(hint: Option<&str>, template: Vec<u64>) -> SiteSignals {
+        SiteSignals { hint: hint.map(str::to_string), template }
+    }
+
+    fn sites(docs: &[(&str, SiteSignals)]) -> Vec<(String, &'static str)> {
+        let inputs: Vec<SiteInput> = docs.iter().map(|(id, s)| SiteInput { id, signals: s }).collect();
+        assign(&inputs, TemplateScope::HostOrDirectory)
+            .into_iter()
+            .map(|s| s.map(|s| (s.name, s.basis.as_str())).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn pages_of_one_flat_folder_are_grouped_by_template() {
+        // Two sites' templates sharing some generic tokens, and a page that
+        // names its own address.
+        let docs = vec![
+            ("dump/b1.html", signals(None, tokens(1, 30, 8))),
+            ("dump/a1.html", signals(None, tokens(2, 30, 8))),
+            ("dump/b2.html", signals(None, tokens(1, 28, 8))),
+            ("dump/a2.html", signals(None, tokens(2, 31, 8))),
+            ("dump/c1.html", signals(Some("news.example"), tokens(3, 30, 8))),
+            ("dump/c2.html", signals(None, tokens(3, 29, 8))),
+            ("dump/bare.html", signals(None, Vec::new())),
+        ];
+        let found = sites(&docs);
+        let want = [
+            ("dump/b1.html", "dir:dump#b1.html", "template"),
+            ("dump/a1.html", "dir:dump#a1.html", "template"),
+            ("dump/b2.html", "dir:dump#b1.html", "template"),
+            ("dump/a2.html", "dir:dump#a1.html", "template"),
+            ("dump/c1.html", "news.example", "canonical"),
+            ("dump/c2.html", "news.example", "template"),
+            ("dump/bare.html", "dir:dump", "folder"),
+        ];
+        for ((id, name, basis), got) in want.iter().zip(&found) {
+            assert_eq!((name.to_string(), *basis), got.clone(), "{id}");
+        }
+        // The same sets in another order: the same sites.
+        let mut turned = docs.clone();
+        turned.reverse();
+        let mut back = sites(&turned);
+        back.reverse();
+        assert_eq!(back, found);
+    }
+
+    #[test]
+    fn a_folder_of_one_template_and_urls_keep_their_site() {
+        let docs = vec![
+            ("site/a.html", signals(None, tokens(1, 30, 0))),
+            ("site/b.html", signals(None, tokens(1, 27, 0))),
+            ("site/c.html", signals(None, Vec::new())),
+            ("https://Host.example/x", signals(Some("other.example"), tokens(2, 30, 0))),
+        ];
+        let found = sites(&docs);
+        assert_eq!(found[0], ("dir:site".to_string(), "folder"));
+        assert_eq!(found[1], found[0]);
+        assert_eq!(found[2], found[0]);
+        assert_eq!(found[3], ("host.example".to_string(), "host"));
+        // One template whose pages name one host: that host for all of them.
+        let docs = vec![
+            ("site/a.html", signals(Some("blog.example"), tokens(1, 30, 0))),
+            ("site/b.html", signals(None, tokens(1, 30, 0))),
+        ];
+        assert_eq!(sites(&docs), [("blog.example".into(), "canonical"), ("blog.example".into(), "folder")]);
+    }
+
+    #[test]
+    fn only_absolute_web_addresses_name_a_host() {
+        assert_eq!(hint_host(" https://News.Example/a?b=1 ").as_deref(), Some("news.example"));
+        assert_eq!(hint_host("/relative/path"), None);
+        assert_eq!(hint_host("file:///tmp/a.html"), None);
+        assert_eq!(hint_host("ftp://files.example/a"), None);
+    }
+
+    #[test]
+    fn template_groups_follow_their_first_page_and_skip_empty_sets() {
+        let (a, b) = (tokens(1, 20, 0), tokens(2, 20, 0));
+        let groups = template_groups(&[&b, &[], &a, &b, &a]);
+        assert_eq!(groups, [Some(0), None, Some(1), Some(0), Some(1)]);
+    }
+}

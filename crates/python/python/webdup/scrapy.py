@@ -107,15 +107,19 @@ def describe(result: CheckResult) -> dict[str, Any]:
         "exact": bool(result.exact),
         "jaccard": best.jaccard if best else None,
         "containment": best.containment if best else None,
+        "template": result.template,
     }
 
 
 def _reason(result: CheckResult) -> str:
     best = result.best
     assert best is not None
+    # Said when the site's template was not yet learned: the check was then
+    # conservative, and what the pages share may still be the site's.
+    learning = " (template not yet learned)" if result.template == "not yet learned" else ""
     if result.exact:
-        return f"exact duplicate of {best.url}"
-    return f"near duplicate of {best.url} (Jaccard {best.jaccard:.3f})"
+        return f"exact duplicate of {best.url}{learning}"
+    return f"near duplicate of {best.url} (Jaccard {best.jaccard:.3f}){learning}"
 
 
 class WebdupPipeline:

@@ -21,6 +21,15 @@
 //! average; at [`LEARN_UNTIL`] pages the template is kept and the site's
 //! learning rows are dropped.
 //!
+//! Pages of the site the index held before it had any template for it
+//! (an `index add` of too few of its pages to learn from, or rows inserted
+//! without their unsuppressed fingerprint) join the learning pages then,
+//! read from their stored shingles: no template was ever dropped from
+//! them. They count for the first learning point and are fingerprinted
+//! again with the rest, so what a crawl finds does not depend on which of
+//! a site's pages came first. Until the site's template is learned, checks
+//! of its pages are conservative ([`TemplateState::NotYetLearned`]).
+//!
 //! A site whose newest template an `index add` stored is not learned
 //! online: the add read more pages at once. A page fingerprinted with a
 //! template that another writer has since replaced is fingerprinted again

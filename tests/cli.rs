@@ -434,6 +434,7 @@ fn index_query_finds_a_lightly_edited_page_whatever_the_batch_size() {
         let q = run(&["index", "query", "site/p00-edited.txt", "--index", &format!("b{batch}.db"), "-q"]);
         let near: Vec<&str> = q["near"].as_array().unwrap().iter().filter_map(|m| m["url"].as_str()).collect();
         assert_eq!(near, ["site/p00.txt"], "--batch {batch}: {q}");
+        assert_eq!(q["template"], "learned", "the add learned the site's template: {q}");
     }
     // One site, one template learned and kept.
     let summary = run(&["index", "add", "--crawl", "d", "--index", "b1.db", "site", "-q"]);

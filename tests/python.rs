@@ -1,7 +1,8 @@
 //! The Python package as a user gets it: `maturin build` makes the abi3
 //! wheel, a fresh venv installs it beside pyarrow and Scrapy from PyPI, and
-//! the package's tests run there (crates/python/tests: the API, and a real
-//! Scrapy crawl of a site on 127.0.0.1).
+//! the package's tests run there (crates/python/tests: the API, a real
+//! Scrapy crawl of a site on 127.0.0.1, and crawls of a generated
+//! multi-host site in two shuffled orders, checked against `cluster`).
 //!
 //! The wheel is built in the workspace's target directory (cargo holds no
 //! lock on it while tests run) with the dev profile, whose dependencies

@@ -63,6 +63,8 @@ async fn every_endpoint_answers_over_http() {
     .await;
     assert_eq!(v["near"][0]["url"].as_str(), Some("https://a.test/one"), "{v}");
     assert!(v["near"][0]["jaccard"].as_f64().unwrap() < 1.0);
+    // b.test has no page stored: its template is not learned (issue 37).
+    assert_eq!(v["template"].as_str(), Some("not yet learned"), "{v}");
 
     let (st, v) = call(&c, M::GET, &format!("{}/v1/pages?url=https%3A%2F%2Fa.test%2Ftwo", s.base()), None, None).await;
     assert_eq!(st, 200);

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use webdup::crawler::{CrawledPage, Crawler};
 use webdup::engine::Config;
-use webdup::store::{Index, LEARN_UNTIL};
+use webdup::store::{CheckResult, Index, LEARN_UNTIL, TemplateState, cold_jaccard};
 use webdup::template::Templates;
+use webdup::verify::Overlap;
 use webdup_eval::synth::{SynthConfig, corpus};
 
 /// The command line's defaults (template suppression on), with one
@@ -192,4 +193,117 @@ fn an_index_without_template_suppression_learns_nothing() {
         crawler.index().insert(&row).unwrap();
     }
     assert_eq!(crawler.index().site_template("https://site0.test/").unwrap(), None);
+}
+
+/// Issue 37: the 2nd and 3rd pages of a site were dropped as copies of its
+/// first for the blurb they share, before the index had learned that the
+/// blurb is the site's template. Until it is learned a check is
+/// conservative and says so; a light revision is still found.
+#[test]
+fn thin_pages_of_a_site_are_not_copies_of_each_other_before_its_template_is_learned() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawler = open(&dir);
+    let blurb = texts(1, 160, 21).remove(0);
+    let own = texts(6, 10, 22);
+    let thin = |n: usize| CrawledPage::text(format!("https://thin.test/t{n}"), format!("{}\n\n{blurb}", own[n]));
+    let state = |r: &CheckResult| r.template.map(TemplateState::as_str);
+
+    let first = crawler.check_and_insert(&thin(0)).unwrap().result;
+    assert!(!first.seen());
+    assert_eq!(state(&first), Some("not yet learned"));
+    for n in 1..3 {
+        // What the blurb alone would have made of them: Jaccard above the
+        // same-site threshold.
+        let o = overlap(&thin(0), &thin(n));
+        let (whole, jaccard) = (o.jaccard(), cold_jaccard(&o));
+        assert!(whole >= 0.8 && jaccard < 0.8, "the fixture: Jaccard {whole}, set aside {jaccard}");
+        let r = crawler.check_and_insert(&thin(n)).unwrap().result;
+        assert!(!r.seen(), "thin page {n} dropped for the blurb its site repeats: {r:?}");
+        assert_eq!(state(&r), Some("not yet learned"));
+    }
+    // Three thin pages show no template (the learner needs a page with more
+    // text of its own than common text); an article with the blurb does.
+    let t = crawler.index().site_template("https://thin.test/").unwrap().unwrap();
+    assert!(!t.is_learned() && t.shingles.is_empty(), "{t:?}");
+    let sites = Sites::new();
+    let article = CrawledPage::text("https://thin.test/article", format!("{}\n\n{blurb}", sites.articles[7]));
+    let r = crawler.check_and_insert(&article).unwrap().result;
+    assert!(!r.seen() && state(&r) == Some("not yet learned"), "{r:?}");
+    let t = crawler.index().site_template("https://thin.test/").unwrap().unwrap();
+    assert!(t.is_learned() && !t.shingles.is_empty(), "{t:?}");
+    // The next thin page is compared without the blurb, and the state says so.
+    let r = crawler.check_and_insert(&thin(3)).unwrap().result;
+    assert!(!r.seen(), "{r:?}");
+    assert_eq!(state(&r), Some("learned"));
+
+    // On a site not yet learned, an article's light revision is still a
+    // copy of it, and a verbatim copy an exact one.
+    let article = sites.page(2, "a", 5);
+    let mut revised = sites.page(2, "b", 5);
+    let text = revised.text.take().unwrap();
+    let mut words: Vec<&str> = text.split(' ').collect();
+    words[60] = "rewritten";
+    revised.text = Some(words.join(" "));
+    assert!(!crawler.check_and_insert(&article).unwrap().result.seen());
+    let r = crawler.check_and_insert(&revised).unwrap().result;
+    assert_eq!(state(&r), Some("not yet learned"));
+    assert_eq!(r.near.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), [article.url.as_str()], "{r:?}");
+    let r = crawler.check(&sites.page(2, "c", 5)).unwrap();
+    assert_eq!(r.identical.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), [article.url.as_str()], "{r:?}");
+    // An index without template suppression has no such state.
+    let plain = tempfile::tempdir().unwrap();
+    let config = Config::default().validate().unwrap();
+    let index = Index::open(plain.path().join("i.db"), &config).unwrap();
+    let r = Crawler::new(Arc::new(index), &config, "crawl").check(&thin(0)).unwrap();
+    assert_eq!(r.template, None);
+}
+
+/// The exact overlap of two pages as the index would fingerprint them with
+/// no template.
+fn overlap(a: &CrawledPage, b: &CrawledPage) -> Overlap {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = open(&dir);
+    let (a, b) = (fresh.fingerprint(a).unwrap(), fresh.fingerprint(b).unwrap());
+    Overlap::of(&a.shingles, &b.shingles)
+}
+
+/// Issue 37: pages a site had in the index before the index learned its
+/// template (stored by `index add` or `Index::insert`, with no learning
+/// row) kept the template text: a revision checked after the template was
+/// learned, compared without it, fell below the threshold against them,
+/// so what was found depended on which pages came first. They are now
+/// fingerprinted again from their stored shingles when the site is first
+/// learned, and counted for learning it.
+#[test]
+fn pages_stored_before_a_site_was_learned_are_fingerprinted_again_from_their_stored_shingles() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawler = open(&dir);
+    let sites = Sites::new();
+    // Stored as `index add` stores a site with too few pages to learn
+    // from: no learning row, the blurb in its shingles.
+    let stored: Vec<CrawledPage> = (0..2).map(|a| sites.page(0, &format!("stored{a}"), a)).collect();
+    for page in &stored {
+        let row = crawler.record(page).unwrap();
+        assert!(row.unsuppressed.is_none());
+        crawler.index().insert(&row).unwrap();
+    }
+    let before = shingle_count(&crawler, &stored[0].url);
+    // One page given by a crawler makes the site's third: its template is
+    // learned, and the stored pages lose the blurb.
+    assert!(!crawler.check_and_insert(&sites.page(0, "crawled", 10)).unwrap().result.seen());
+    let t = crawler.index().site_template(&stored[0].url).unwrap().expect("learned at the site's third page");
+    assert_eq!(t.learned_from, Some(3));
+    assert!(shingle_count(&crawler, &stored[0].url) < before, "the stored page is fingerprinted again");
+    assert_eq!(crawler.index().verify().unwrap(), Vec::<String>::new());
+
+    // A light revision of a stored page, checked now without the blurb,
+    // finds it.
+    let mut revised = sites.page(0, "revised", 0);
+    let text = revised.text.take().unwrap();
+    let mut words: Vec<&str> = text.split(' ').collect();
+    words[40] = "rewritten";
+    revised.text = Some(words.join(" "));
+    let r = crawler.check_and_insert(&revised).unwrap().result;
+    assert_eq!(r.template, Some(TemplateState::Learned));
+    assert_eq!(r.near.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(), [stored[0].url.as_str()], "{r:?}");
 }

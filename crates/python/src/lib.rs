@@ -125,6 +125,10 @@ struct CheckResult {
     candidates: usize,
     id: Option<i64>,
     crawl: Option<String>,
+    /// `"learned"` or `"not yet learned"`: whether the page's site template
+    /// was learned when it was checked (until it is, pages of the site are
+    /// matched conservatively); None when the index suppresses none.
+    template: Option<&'static str>,
 }
 
 #[pymethods]
@@ -184,6 +188,7 @@ impl CheckResult {
             candidates: r.candidates,
             id,
             crawl,
+            template: r.template.map(|t| t.as_str()),
         }
     }
 

@@ -72,6 +72,8 @@ class IndexTest(unittest.TestCase):
         self.assertGreaterEqual(near.near[0].jaccard, 0.8)
         self.assertLess(near.near[0].jaccard, 1.0)
         self.assertIsNotNone(near.id)
+        # b.test had no page stored: its template is not learned yet (issue 37).
+        self.assertEqual(near.template, "not yet learned")
 
         other = index.check_and_insert("https://c.test/new", text=article(2))
         self.assertTrue(other.new)

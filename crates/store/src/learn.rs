@@ -21,6 +21,15 @@
 //! average; at [`LEARN_UNTIL`] pages the template is kept and the site's
 //! learning rows are dropped.
 //!
+//! Pages of the site the index held before it had any template for it
+//! (an `index add` of too few of its pages to learn from, or rows inserted
+//! without their unsuppressed fingerprint) join the learning pages then,
+//! read from their stored shingles: no template was ever dropped from
+//! them. They count for the first learning point and are fingerprinted
+//! again with the rest, so what a crawl finds does not depend on which of
+//! a site's pages came first. Until the site's template is learned, checks
+//! of its pages are conservative ([`TemplateState::NotYetLearned`]).
+//!
 //! A site whose newest template an `index add` stored is not learned
 //! online: the add read more pages at once. A page fingerprinted with a
 //! template that another writer has since replaced is fingerprinted again
@@ -34,7 +43,7 @@ use webdup_core::fingerprint::Fingerprint;
 use webdup_core::template::{self, TemplateConfig, site_of};
 
 use crate::codec::{decode_u32s, decode_u64s, encode_u32s, encode_u64s};
-use crate::{Index, Page, Result, bands};
+use crate::{Index, Page, Result, TemplateState, bands};
 
 /// A site's template is learned for the last time when it has this many
 /// pages in the index, then kept.
@@ -109,6 +118,21 @@ pub struct SiteTemplate {
     pub learned_from: Option<usize>,
 }
 
+/// An empty template learned online from fewer pages than this may only
+/// say that the site's first pages are copies of each other (the learner
+/// needs three copy groups): until then the site is not taken as learned
+/// (see [`SiteTemplate::is_learned`]). 8 is the third learning point.
+const EMPTY_TEMPLATE_SURE_FROM: usize = 8;
+
+impl SiteTemplate {
+    /// Whether the site's pages are compared as learned: a template an
+    /// `index add` stored, one with shingles, or an empty one learned from
+    /// enough pages to say the site has none.
+    pub fn is_learned(&self) -> bool {
+        self.learned_from.is_none_or(|n| !self.shingles.is_empty() || n >= EMPTY_TEMPLATE_SURE_FROM)
+    }
+}
+
 /// Is `n` pages a point at which a site's template is learned again?
 fn learning_point(n: usize, config: &TemplateConfig) -> bool {
     n <= LEARN_UNTIL && (n == config.min_pages || (n > config.min_pages && n.is_power_of_two()))
@@ -158,6 +182,15 @@ impl Index {
     pub fn site_template(&self, id: &str) -> Result<Option<SiteTemplate>> {
         let Some((site, _)) = self.site_of(id) else { return Ok(None) };
         self.with_reader(|conn| newest(conn, &site))
+    }
+
+    /// Whether the site of a page at `id` has its template learned, on
+    /// `conn`'s view; `None` when the index suppresses no templates or the
+    /// page has no site.
+    pub(crate) fn template_state(&self, conn: &rusqlite::Connection, id: &str) -> Result<Option<TemplateState>> {
+        let Some((site, _)) = self.site_of(id) else { return Ok(None) };
+        let learned = newest(conn, &site)?.is_some_and(|t| t.is_learned());
+        Ok(Some(if learned { TemplateState::Learned } else { TemplateState::NotYetLearned }))
     }
 
     /// `page` as it must be stored now: fingerprinted again when its site's
@@ -216,10 +249,14 @@ impl Index {
             before.digest.to_vec(),
             before.simhash as i64,
         ])?;
+        if now.is_none() {
+            adopt_stored(tx, &site, config)?;
+        }
         let n: i64 =
             tx.prepare_cached("SELECT count(*) FROM learning WHERE site = ?1")?.query_row([&site], |r| r.get(0))?;
         let n = n as usize;
-        if !learning_point(n, config) {
+        // Pages adopted may take the count past the first learning point.
+        if !(learning_point(n, config) || (now.is_none() && n >= config.min_pages)) {
             return Ok(Vec::new());
         }
         let pages = learning_pages(tx, &site)?;
@@ -275,6 +312,55 @@ impl Index {
         bands::add_pending(tx, page_id, &bands::encode_keys(keys.iter().copied()))?;
         Ok(keys)
     }
+}
+
+/// Keeps for learning the pages of `site` stored without a learning row
+/// (by `index add`, which learned no template for so few of the site's
+/// pages, or by [`Index::insert`] of a row made without its unsuppressed
+/// fingerprint), at most [`LEARN_UNTIL`] of them. Called while the site has
+/// no template at all: no template was ever dropped from them, so their
+/// stored shingles are what they were before suppression, and they are
+/// fingerprinted again, like the crawler's pages, when the site is learned.
+/// Their context was not stored: learning reads their shingles.
+fn adopt_stored(tx: &Transaction, site: &str, config: &TemplateConfig) -> Result<()> {
+    // The pages table is indexed by URL: the site's URLs (or paths) are a
+    // few ranges of it, then checked one by one.
+    let prefixes: Vec<String> = match site.strip_prefix("dir:") {
+        Some(dir) => vec![format!("{dir}/")],
+        None => ["http", "https"]
+            .iter()
+            .flat_map(|scheme| ["/", ":", "?", "#"].map(|end| format!("{scheme}://{site}{end}")))
+            .collect(),
+    };
+    let mut stmt = tx.prepare_cached(
+        "SELECT p.id, p.url, p.shingles, p.digest, p.simhash FROM pages p
+         WHERE p.url >= ?1 AND p.url < ?2 AND p.shingles IS NOT NULL AND p.digest IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM learning l WHERE l.page_id = p.id)
+         ORDER BY p.id LIMIT ?3",
+    )?;
+    let mut adopted: Vec<(i64, Vec<u8>, Vec<u8>, i64)> = Vec::new();
+    for prefix in &prefixes {
+        let mut end = prefix.clone();
+        let last = end.pop().expect("a prefix ends with a separator");
+        end.push(char::from(last as u8 + 1));
+        let mut rows = stmt.query(params![prefix, end, LEARN_UNTIL as i64])?;
+        while let Some(row) = rows.next()? {
+            let url: String = row.get(1)?;
+            if site_of(&url, config.scope).as_deref() == Some(site) {
+                adopted.push((row.get(0)?, row.get(2)?, row.get(3)?, row.get(4)?));
+            }
+        }
+    }
+    adopted.sort_unstable_by_key(|a| a.0);
+    adopted.truncate(LEARN_UNTIL);
+    let mut insert = tx.prepare_cached(
+        "INSERT OR REPLACE INTO learning (page_id, site, shingles, context, digest, simhash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (id, shingles, digest, simhash) in adopted {
+        insert.execute(params![id, site, shingles, encode_u64s(&[]), digest, simhash])?;
+    }
+    Ok(())
 }
 
 /// The pages of `site` kept for learning, by id.

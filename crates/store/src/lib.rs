@@ -44,7 +44,7 @@ pub use crawl::CrawlRow;
 pub use index::{Error, Index, Result};
 pub use learn::{LEARN_UNTIL, SiteTemplate, Unsuppressed};
 pub use page::{Page, now};
-pub use read::{CheckResult, CrawlStats, Match, Stats};
+pub use read::{COLD_TEMPLATE_SHARE, CheckResult, CrawlStats, Match, Stats, TemplateState, cold_jaccard};
 pub use settings::{ApplySettings, Settings};
 // A page as stored is the core's page record.
 pub use webdup_core::page::{

@@ -78,6 +78,60 @@ pub struct CheckResult {
     pub near: Vec<Match>,
     /// LSH candidates looked at (before exact verification).
     pub candidates: usize,
+    /// Whether the checked page's site template was learned when it was
+    /// checked; `None` when the index suppresses no templates or the page
+    /// has no site. Until it is learned, pages of the site are matched
+    /// conservatively (see [`TemplateState::NotYetLearned`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template: Option<TemplateState>,
+}
+
+/// Whether a page's site template was learned when the page was checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TemplateState {
+    /// Learned: pages of the site are compared without it.
+    #[serde(rename = "learned")]
+    Learned,
+    /// Not yet learned (the site has too few pages in the index): the
+    /// text two of its pages share may be the site's template, so a match
+    /// between them must hold even if half of what they share were
+    /// template ([`cold_jaccard`]). An exact copy (same text) is still one.
+    #[serde(rename = "not yet learned")]
+    NotYetLearned,
+}
+
+impl TemplateState {
+    /// The words reports print: `learned`, `not yet learned`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateState::Learned => "learned",
+            TemplateState::NotYetLearned => "not yet learned",
+        }
+    }
+}
+
+/// The share of what two pages of one site share that a check assumes may
+/// be the site's template until the template is learned.
+///
+/// A template is what recurs on the site's pages, so with one or two other
+/// pages stored nothing tells a shared article from a shared blurb; the
+/// learner itself (`template::learn_site`) needs three copy groups. The
+/// pair is therefore held to its threshold with that much of the shared
+/// text set aside. At the same-site threshold 0.8, two thin pages sharing a
+/// blurb are then told apart unless the blurb is over eight times the text
+/// they do not share (Jaccard 0.8 needed it four times), while a light
+/// revision of an article (a few edits in hundreds of words) is still
+/// found. Once the template is learned the site's pages are fingerprinted
+/// again without it (the `learn` module) and compared as usual.
+pub const COLD_TEMPLATE_SHARE: f64 = 0.5;
+
+/// Jaccard of two pages with [`COLD_TEMPLATE_SHARE`] of their shared
+/// shingles set aside: `(1 - share)·s / ((1 - share)·s + d)` for `s`
+/// shared and `d` differing shingles.
+pub fn cold_jaccard(o: &Overlap) -> f64 {
+    let kept = (1.0 - COLD_TEMPLATE_SHARE) * o.shared as f64;
+    let differing = (o.len_a + o.len_b - 2 * o.shared) as f64;
+    if kept + differing == 0.0 { 1.0 } else { kept / (kept + differing) }
 }
 
 impl CheckResult {
@@ -201,7 +255,7 @@ impl Index {
         keys: &[u64],
         mut candidates: BTreeSet<i64>,
     ) -> Result<CheckResult> {
-        let mut result = CheckResult::default();
+        let mut result = CheckResult { template: self.template_state(conn, &fp.id)?, ..CheckResult::default() };
         let exact_ids = exact_matches(conn, fp, &mut result)?;
         {
             let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
@@ -214,8 +268,17 @@ impl Index {
         result.candidates = candidates.len();
         let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
         let settings = &self.settings;
-        let keep =
-            |url: &str, o: &Overlap| o.enough_text() && o.jaccard() >= settings.threshold_between(&fp.id, url) - 1e-12;
+        // Until the site's template is learned, a pair of its pages is held
+        // to its threshold with part of what they share set aside.
+        let cold_site = match result.template {
+            Some(TemplateState::NotYetLearned) => self.site_of(&fp.id).map(|(site, _)| site),
+            _ => None,
+        };
+        let keep = |url: &str, o: &Overlap| {
+            let threshold = settings.threshold_between(&fp.id, url) - 1e-12;
+            let cold = cold_site.as_ref().is_some_and(|site| self.site_of(url).is_some_and(|(s, _)| &s == site));
+            o.enough_text() && o.jaccard() >= threshold && (!cold || cold_jaccard(o) >= threshold)
+        };
         result.near = verify_candidates(conn, fp, candidates, keep, |m| m.jaccard)?;
         Ok(result)
     }
@@ -240,7 +303,7 @@ impl Index {
         }
         self.with_reader(|conn| {
             let conn = &*conn.unchecked_transaction()?;
-            let mut result = CheckResult::default();
+            let mut result = CheckResult { template: self.template_state(conn, &fp.id)?, ..CheckResult::default() };
             let exact_ids = exact_matches(conn, fp, &mut result)?;
             let permutations = fp.minhash.len();
             let mut bandings: std::collections::HashMap<usize, Option<LshParams>> = Default::default();

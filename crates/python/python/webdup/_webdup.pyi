@@ -39,6 +39,9 @@ class CheckResult:
     id: Optional[int]
     """The page's row after an insert; None for a check."""
     crawl: Optional[str]
+    template: Optional[str]
+    """"learned" or "not yet learned": whether the page's site template was learned when it was checked
+    (until it is, two pages of the site are matched conservatively); None when the index suppresses none."""
     @property
     def seen(self) -> bool: ...
     @property

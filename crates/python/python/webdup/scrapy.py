@@ -107,17 +107,21 @@ def describe(result: CheckResult) -> dict[str, Any]:
         "kind": result.kind,
         "jaccard": best.jaccard if best else None,
         "containment": best.containment if best else None,
+        "template": result.template,
     }
 
 
 def _reason(result: CheckResult) -> str:
     best = result.best
     assert best is not None
+    # Said when the site's template was not yet learned: the check was then
+    # conservative, and what the pages share may still be the site's.
+    learning = " (template not yet learned)" if result.template == "not yet learned" else ""
     if result.identical:
-        return f"duplicate of {best.url} (identical: the same page)"
+        return f"duplicate of {best.url} (identical: the same page){learning}"
     if result.same_text:
-        return f"duplicate of {best.url} (same text, another page)"
-    return f"near duplicate of {best.url} (Jaccard {best.jaccard:.3f})"
+        return f"duplicate of {best.url} (same text, another page){learning}"
+    return f"near duplicate of {best.url} (Jaccard {best.jaccard:.3f}){learning}"
 
 
 class WebdupPipeline:

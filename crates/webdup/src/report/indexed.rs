@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{ClusterReport, Format, SafeCsvWriter, terminal_safe, write_json};
 use crate::error::Result;
-use crate::store::{CheckResult, Match};
+use crate::store::{CheckResult, Match, TemplateState};
 
 /// A document of the new crawl and what the index already holds like it.
 #[derive(Debug, Clone, Serialize)]
@@ -81,7 +81,13 @@ impl IndexedClusterReport {
             self.report.summary.fingerprinted
         )?;
         for row in &self.indexed {
-            writeln!(out, "{}", terminal_safe(&row.doc))?;
+            // Matched before its site's template was learned: conservatively,
+            // and what the pages share may yet prove to be the site's.
+            let learning = match row.result.template {
+                Some(TemplateState::NotYetLearned) => "  (template not yet learned)",
+                _ => "",
+            };
+            writeln!(out, "{}{learning}", terminal_safe(&row.doc))?;
             for (kind, m) in row.matches() {
                 writeln!(
                     out,

@@ -96,6 +96,7 @@ fn crawl_corpus(root: &Path, out: &Path) {
         seed: 19,
         sources_per_dataset: Some(150),
         shares: Shares { mirror: 0.12, syndicated: 0.0, revision: 0.12, template_sibling: 0.10, thin: 0.20 },
+        ..CorpusConfig::default()
     };
     let corpus = generate(&root.join("../shared/data"), &config).expect("the data sets in ../shared/data");
     std::fs::create_dir_all(out).unwrap();

@@ -758,3 +758,67 @@ fn a_part_swapped_for_another_valid_part_is_redone_or_refused_not_reported() {
     assert_eq!(o.status.code(), code, "{}", stderr_of(&o));
     assert!(std::fs::read(&out).unwrap() == single);
 }
+
+/// Under `--measure containment` the distributed job splits a chained
+/// component as `cluster` does (issue 37): module pages that each hold two
+/// neighbouring functions' pages, a function page copied, on 1 or 2
+/// processes of 1 or 2 threads.
+#[test]
+fn every_layout_splits_containment_chains_as_cluster_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let section = |f: usize| words(&format!("fn{f}w"), 60).join(" ");
+    for f in 0..8 {
+        write(&dir.join(format!("docs/f{f}.txt")), &section(f));
+    }
+    for m in 0..7 {
+        write(&dir.join(format!("docs/m{m}.txt")), &format!("{} {}", section(m), section(m + 1)));
+    }
+    write(&dir.join("copies/f3.txt"), &section(3));
+    let inputs: Vec<String> = vec!["docs".into(), "copies".into()];
+    let containment = ["--measure", "containment"];
+    let out = dir.join("single.json");
+    let o =
+        webdup(dir).arg("cluster").args(&inputs).args(containment).args(["-q", "-f", "json", "-o"]).arg(&out).output();
+    let o = o.unwrap();
+    let code = o.status.code();
+    assert!(matches!(code, Some(0 | 1)), "cluster: {}", String::from_utf8_lossy(&o.stderr));
+    let single = std::fs::read(&out).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&single).unwrap();
+    let clusters = report["clusters"].as_array().unwrap();
+    assert!(clusters.len() >= 3, "{report:#}");
+    assert!(clusters.iter().all(|c| c["kind"] == "contained"), "{report:#}");
+    let work = dir.join("work");
+    let o = webdup(dir).arg("ingest").args(&inputs).args(containment).arg("--work").arg(&work).arg("-q").output();
+    let o = o.unwrap();
+    assert!(o.status.success(), "ingest: {}", String::from_utf8_lossy(&o.stderr));
+    for (processes, threads) in [(1, 1), (1, 2), (2, 1)] {
+        let run = dir.join(format!("work-{processes}x{threads}"));
+        copy_dir(&work.join("ingest"), &run.join("ingest"));
+        let out = dir.join(format!("dist-{processes}x{threads}.json"));
+        let hosts = host_file(dir, processes);
+        let children = (0..processes)
+            .map(|p| {
+                let mut c = webdup(dir);
+                c.args(["dcluster", "--work"]).arg(&run).args(containment);
+                c.args(["-w", &threads.to_string(), "-n", &processes.to_string(), "-p", &p.to_string()]);
+                c.arg("--hostfile").arg(&hosts).args(["-f", "json", "-o"]).arg(&out);
+                c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+            })
+            .collect();
+        for (p, o) in wait_all(children, &format!("{processes}x{threads}")).iter().enumerate() {
+            let expected = if p == 0 { code } else { Some(0) };
+            assert_eq!(
+                o.status.code(),
+                expected,
+                "{processes}x{threads} process {p}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        assert!(
+            std::fs::read(&out).unwrap() == single,
+            "{processes}x{threads}: differs from `webdup cluster` ({})",
+            out.display()
+        );
+    }
+}

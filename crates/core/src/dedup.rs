@@ -40,7 +40,9 @@ pub struct Cluster {
     /// 1-based, in order of each cluster's first member's key.
     pub id: usize,
     /// The member with the most confirmed links inside the cluster (ties
-    /// go to the lower key): the page most like all the others.
+    /// go to the lower key): the page most like all the others. Under
+    /// containment, a page that contains every other member (see
+    /// [`cluster::contained`]).
     pub representative: DocKey,
     /// By key; the representative is among them.
     pub members: Vec<Member>,
@@ -188,8 +190,16 @@ pub fn find_duplicates(
     edges.extend(near.into_iter().map(|e| Edge { a: uniques[e.a as usize], b: uniques[e.b as usize], ..e }));
 
     let keys: Vec<DocKey> = docs.iter().map(|d| d.key).collect();
-    let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
-    let groups = cluster::components(docs.len(), &links, &keys, matching.min_cluster_size);
+    let groups = match matching.measure {
+        Measure::Jaccard => {
+            let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
+            cluster::components(docs.len(), &links, &keys, matching.min_cluster_size)
+        }
+        Measure::Containment => {
+            let links: Vec<(u32, u32, Overlap)> = edges.iter().map(|e| (e.a, e.b, e.overlap)).collect();
+            cluster::contained(docs.len(), &links, &keys, matching.min_cluster_size)
+        }
+    };
     let clusters = groups
         .into_iter()
         .enumerate()
@@ -393,5 +403,43 @@ mod tests {
         let c = compare(&docs[0], &docs[1], 0.8);
         assert!((c.jaccard - found[0][1].jaccard).abs() < 1e-12 && !c.duplicate && !c.exact);
         assert!(compare(&docs[0], &docs[2], 0.8).exact);
+    }
+
+    /// Doc pages chained by what they share: B holds A and C, D holds C
+    /// and E, and a copy of E; A, C and E share nothing, nor do B and D
+    /// enough to be a pair.
+    #[test]
+    fn containment_clusters_hold_every_member_in_their_representative() {
+        let words = |p: &str| -> Vec<String> { (0..40).map(|i| format!("{p}{i}")).collect() };
+        let (a, c, e) = (words("a"), words("c"), words("e"));
+        let both = |x: &[String], y: &[String]| -> Vec<String> { x.iter().chain(y).cloned().collect() };
+        let docs = vec![
+            doc("s/a.html", 0, &a),
+            doc("s/b.html", 1, &both(&a, &c)),
+            doc("s/c.html", 2, &c),
+            doc("s/d.html", 3, &both(&c, &e)),
+            doc("s/e.html", 4, &e),
+            doc("s/e-copy.html", 5, &e),
+        ];
+        let matching = MatchSettings { measure: Measure::Containment, ..MatchSettings::default() };
+        let made_with = FingerprintSettings::default();
+        let found = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        for cluster in &found.clusters {
+            for m in &cluster.members {
+                assert!(
+                    m.containment >= matching.threshold,
+                    "{:?} in {:?}: {cluster:?}",
+                    m.key,
+                    cluster.representative
+                );
+            }
+        }
+        let shapes: Vec<(u64, Vec<u64>)> =
+            found.clusters.iter().map(|c| (c.representative.0, c.members.iter().map(|m| m.key.0).collect())).collect();
+        // D holds three pages (C, E and its copy), B two: D goes first.
+        assert_eq!(shapes, [(110, vec![100, 110]), (130, vec![120, 130, 140, 150])]);
+        let mut turned = docs.clone();
+        turned.reverse();
+        assert_eq!(find_duplicates(&InTurn, &turned, &matching, &made_with), found);
     }
 }

@@ -86,7 +86,9 @@ pub struct MemberRow {
 pub struct ClusterRow {
     pub id: usize,
     pub size: usize,
-    /// `exact` when every member has the same text, else `near`.
+    /// `exact` when every member has the same text; else `contained` under
+    /// `--measure containment` (every member is contained in the
+    /// representative, by its `containment`), or `near`.
     pub kind: &'static str,
     pub representative: String,
     pub members: Vec<MemberRow>,
@@ -141,7 +143,13 @@ impl ClusterReport {
             .map(|c| ClusterRow {
                 id: c.id,
                 size: c.members.len(),
-                kind: if c.is_exact() { "exact" } else { "near" },
+                kind: if c.is_exact() {
+                    "exact"
+                } else if config.matching.measure == Measure::Containment {
+                    "contained"
+                } else {
+                    "near"
+                },
                 representative: corpus.doc(c.representative).map(|d| d.id.clone()).unwrap_or_default(),
                 members: c
                     .members

@@ -39,16 +39,22 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
             "cluster {} · {} documents · {}",
             c.id,
             c.size,
-            if c.kind == "exact" { "exact duplicates" } else { "near duplicates" }
+            match c.kind {
+                "exact" => "exact duplicates",
+                "contained" => "each contained in the representative",
+                _ => "near duplicates",
+            }
         )?;
         writeln!(out, "  {:>7}  {:>7}  {:>6}  document", "jaccard", "contain", "words")?;
         for m in &c.members {
             let mark = if m.representative {
-                "  (representative)"
+                "  (representative)".to_string()
             } else if m.exact {
-                "  (exact)"
+                "  (exact)".to_string()
+            } else if c.kind == "contained" {
+                format!("  (contained in representative {:.2})", m.containment)
             } else {
-                ""
+                String::new()
             };
             writeln!(
                 out,

@@ -158,6 +158,10 @@ pub fn find_duplicates(
     by_key.sort_unstable_by_key(|&i| docs[i as usize].key);
     for i in by_key {
         let d = &docs[i as usize];
+        // A page with nothing but its site's template is no one's copy.
+        if d.template_only {
+            continue;
+        }
         match first_of.get(&d.digest) {
             Some(&f) => {
                 let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
@@ -255,7 +259,8 @@ pub fn neighbors(
     top: usize,
 ) -> Vec<Vec<Neighbor>> {
     let refs: Vec<&Fingerprint> = docs.iter().collect();
-    let (candidates, _) = candidate_pairs(units, &refs, matching, made_with.permutations, floor);
+    let (mut candidates, _) = candidate_pairs(units, &refs, matching, made_with.permutations, floor);
+    candidates.retain(|&(a, b)| !docs[a as usize].template_only && !docs[b as usize].template_only);
     let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
     let edges = verify::confirm_by_on(units, matching.measure, &candidates, &sets, floor);
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
@@ -441,5 +446,38 @@ mod tests {
         let mut turned = docs.clone();
         turned.reverse();
         assert_eq!(find_duplicates(&InTurn, &turned, &matching, &made_with), found);
+    }
+
+    /// A site of five pages where the extractor kept only the tagline on
+    /// three: once the tagline is dropped as the site's template, those
+    /// three have nothing of their own and are no one's duplicates.
+    #[test]
+    fn pages_that_are_only_their_sites_template_are_never_duplicates() {
+        let tagline: Vec<String> = "the harbour gazette news and views from the island every day since 1921"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let template = Shingler::new(ShingleConfig::default()).shingle(&tagline.join(" ")).hashes;
+        let article =
+            |p: &str| -> Vec<String> { tagline.iter().cloned().chain((0..80).map(|i| format!("{p}{i}"))).collect() };
+        let mut docs = vec![
+            doc("s/one.html", 0, &article("ferry")),
+            doc("s/two.html", 1, &tagline),
+            doc("s/three.html", 2, &article("council")),
+            doc("s/four.html", 3, &tagline),
+            doc("s/five.html", 4, &tagline),
+        ];
+        for d in &mut docs {
+            d.drop_template(&template);
+            d.minhash = MinHasher::new(128, 42).sketch(&d.shingles);
+        }
+        let only: Vec<bool> = docs.iter().map(|d| d.template_only).collect();
+        assert_eq!(only, [false, true, false, true, true]);
+        let (matching, made_with) = settings();
+        let found = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        assert_eq!(found.clusters, [], "{found:?}");
+        assert!(found.edges.is_empty() && found.stats.exact_duplicates == 0);
+        let near = neighbors(&InTurn, &docs, &matching, &made_with, 0.1, 5);
+        assert!(near.iter().all(Vec::is_empty), "{near:?}");
     }
 }

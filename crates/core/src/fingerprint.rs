@@ -47,6 +47,12 @@ pub struct Fingerprint {
     /// thin page and leave it out beside a long article. Empty once the
     /// corpus-wide stages are done; never serialized.
     pub context: Vec<u64>,
+    /// Nothing of the page was left once its site's template was dropped,
+    /// nor of the rest of its text (its `context`): the page shows only what
+    /// every page of its site shows, a thin page ("template only"). It keeps
+    /// its shingles, so it can still be compared, but no duplicate verdict is
+    /// made on them: that text is its site's, not its own.
+    pub template_only: bool,
 }
 
 impl Fingerprint {
@@ -63,7 +69,18 @@ impl Fingerprint {
         minhash: Signature,
         simhash: u64,
     ) -> Fingerprint {
-        Fingerprint { id, key, word_count, shingles, digest, minhash, simhash, terms: Vec::new(), context: Vec::new() }
+        Fingerprint {
+            id,
+            key,
+            word_count,
+            shingles,
+            digest,
+            minhash,
+            simhash,
+            terms: Vec::new(),
+            context: Vec::new(),
+            template_only: false,
+        }
     }
 
     /// Drops its site's template shingles (sorted), before sketching: a
@@ -82,7 +99,9 @@ impl Fingerprint {
     }
 
     /// [`Fingerprint::drop_template`] for the shingles and digest only,
-    /// leaving SimHash as it was: for a page only MinHash will describe.
+    /// leaving SimHash as it was: for a page only MinHash will describe. A
+    /// page left with nothing of its own is marked
+    /// [`Fingerprint::template_only`] and keeps its set.
     pub fn drop_template_shingles(&mut self, template: &[u64]) -> bool {
         let context = std::mem::take(&mut self.context);
         if template.is_empty() {
@@ -107,9 +126,11 @@ impl Fingerprint {
                 kept = own;
             }
         }
-        // A page that is all template, with nothing else to show, is a copy
-        // of the template, not an empty document.
+        // A page that is all template, with nothing else to show, is not an
+        // empty document (its set stays), but no copy of anything either:
+        // every thin page of the site would otherwise be one text.
         if kept.is_empty() {
+            self.template_only = true;
             return false;
         }
         self.shingles = kept;
@@ -146,6 +167,8 @@ struct Wire {
     simhash: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     terms: Vec<(u64, u32)>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    template_only: bool,
     /// Versions 1 and 2 carried the page's title, metadata, main text and
     /// extractor name; they are read and passed over.
     #[serde(default, rename = "title", skip_serializing)]
@@ -170,6 +193,7 @@ impl From<Fingerprint> for Wire {
             minhash: f.minhash,
             simhash: f.simhash,
             terms: f.terms,
+            template_only: f.template_only,
             _title: None,
             _extractor: None,
             _meta: None,
@@ -201,6 +225,7 @@ impl TryFrom<Wire> for Fingerprint {
             simhash: w.simhash,
             terms: w.terms,
             context: Vec::new(),
+            template_only: w.template_only,
         })
     }
 }
@@ -282,11 +307,16 @@ mod tests {
         let rest = Shingler::new(ShingleConfig::default()).shingle(rest).hashes;
         assert!(a.shingles.len() > template::CORE_ONLY_SHINGLES);
         assert!(a.shingles.iter().all(|s| rest.binary_search(s).is_err()));
-        // All template and nothing else: a copy of the template, not an empty page.
+        assert!(!a.template_only);
+        // All template and nothing else: not an empty page, but template only.
         let mut b = page_of(NOTICE, "");
         let before = b.shingles.clone();
         assert!(!b.drop_template(&template));
         assert_eq!(b.shingles, before);
+        assert!(b.template_only);
+        let json = serde_json::to_value(&b).unwrap();
+        assert_eq!(json["template_only"], true);
+        assert!(serde_json::from_value::<Fingerprint>(json).unwrap().template_only);
     }
 
     #[test]

@@ -72,6 +72,11 @@ pub struct CheckResult {
     pub near: Vec<Match>,
     /// LSH candidates looked at (before exact verification).
     pub candidates: usize,
+    /// The page has no text of its own beyond its site's template (as the
+    /// index learned it): it is never seen on that text, and nothing is
+    /// looked up.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub template_only: bool,
 }
 
 impl CheckResult {
@@ -178,6 +183,9 @@ impl Index {
         keys: &[u64],
         mut candidates: BTreeSet<i64>,
     ) -> Result<CheckResult> {
+        if fp.template_only {
+            return Ok(CheckResult { template_only: true, ..CheckResult::default() });
+        }
         let mut result = CheckResult::default();
         let exact_ids = exact_matches(conn, fp, &mut result)?;
         {
@@ -213,6 +221,9 @@ impl Index {
                 id: fp.id.clone(),
                 reason: format!("containment threshold must be in (0, 1], not {threshold}"),
             });
+        }
+        if fp.template_only {
+            return Ok(CheckResult { template_only: true, ..CheckResult::default() });
         }
         self.with_reader(|conn| {
             let conn = &*conn.unchecked_transaction()?;

@@ -351,6 +351,7 @@ impl Fingerprinter {
             simhash,
             terms,
             context: Vec::new(),
+            template_only: false,
         })
     }
 

@@ -184,6 +184,11 @@ pub struct PageRow {
     /// Words of main text; absent for pages that failed.
     pub words: Option<usize>,
     pub thin: bool,
+    /// Why a page is thin beyond its word count: `template only` when it
+    /// has no text of its own beyond its site's template (never a duplicate
+    /// on that text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thin_reason: Option<&'static str>,
     /// The most similar other page at or above the threshold.
     pub closest_page: Option<usize>,
     pub closest_url: Option<String>,
@@ -434,7 +439,7 @@ impl Audit {
         thin_pages.sort_by_key(|&p| (pages[p].words, p));
 
         let mut exact: HashMap<[u8; 16], usize> = HashMap::new();
-        for d in docs {
+        for d in docs.iter().filter(|d| !d.template_only) {
             *exact.entry(d.digest).or_default() += 1;
         }
         let analysed = docs.len();
@@ -547,6 +552,7 @@ fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16
         noindex_source: None,
         words: None,
         thin: false,
+        thin_reason: None,
         closest_page: None,
         closest_url: None,
         closest_similarity: None,
@@ -616,7 +622,8 @@ fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows
             Ok(i) => {
                 page_of_doc[i] = n;
                 row.words = Some(docs[i].word_count);
-                row.thin = docs[i].word_count < thin_words;
+                row.thin = docs[i].word_count < thin_words || docs[i].template_only;
+                row.thin_reason = docs[i].template_only.then_some("template only");
             }
             Err((kind, message)) => errors.push(error_row(&mut row, &kind, &message)),
         }
@@ -646,7 +653,8 @@ fn fill_matches(
     let mut group = vec![0usize; docs.len()];
     let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
     for (i, d) in docs.iter().enumerate() {
-        let g = *first.entry(d.digest).or_insert(i);
+        // A page that is only its site's template is no one's copy.
+        let g = if d.template_only { i } else { *first.entry(d.digest).or_insert(i) };
         group[i] = g;
         copies[g].push(i);
     }

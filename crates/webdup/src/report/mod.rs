@@ -115,6 +115,10 @@ pub struct ClusterReport {
     pub settings: RunSettings,
     pub summary: Summary,
     pub clusters: Vec<ClusterRow>,
+    /// Pages with no text of their own beyond their site's template (thin,
+    /// "template only"), by id: never duplicates on that text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub template_only: Vec<String>,
     pub errors: Vec<ErrorRow>,
     /// What fetching each URL recorded (status, redirect chain, headers),
     /// and what a web archive recorded of each of its pages; absent when
@@ -183,6 +187,7 @@ impl ClusterReport {
             settings: config.run_settings(),
             summary,
             clusters,
+            template_only: corpus.docs.iter().filter(|d| d.template_only).map(|d| d.id.clone()).collect(),
             errors: corpus.errors.iter().map(ErrorRow::from).collect(),
             fetches: Vec::new(),
             redirected: Vec::new(),
@@ -202,8 +207,9 @@ impl ClusterReport {
         Ok(())
     }
 
-    /// One row per clustered document, then one per failed document (with
-    /// an empty cluster and the reason in `error`).
+    /// One row per clustered document, one per template-only page (kind
+    /// `template only`, no cluster), then one per failed document (with an
+    /// empty cluster and the reason in `error`).
     fn write_delimited(&self, delimiter: u8, out: &mut dyn Write) -> Result<()> {
         let mut w = SafeCsvWriter::new(delimiter, out);
         w.write_record([
@@ -231,6 +237,9 @@ impl ClusterReport {
                     String::new(),
                 ])?;
             }
+        }
+        for id in &self.template_only {
+            w.write_record(["", "template only", id, "", "", "", "", "", ""])?;
         }
         for e in &self.errors {
             let error = format!("{}: {}", e.kind, e.message);

@@ -68,6 +68,17 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
         }
         writeln!(out)?;
     }
+    if !r.template_only.is_empty() {
+        writeln!(
+            out,
+            "template only ({}): no text of their own beyond their site's template, never duplicates on it:",
+            r.template_only.len()
+        )?;
+        for id in &r.template_only {
+            writeln!(out, "  {}", terminal_safe(id))?;
+        }
+        writeln!(out)?;
+    }
     if !r.errors.is_empty() {
         writeln!(out, "failed documents ({}):", r.errors.len())?;
         for e in &r.errors {

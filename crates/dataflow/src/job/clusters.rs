@@ -1,10 +1,7 @@
 //! The `clusters` stage: connected components of the confirmed pairs on
 //! differential dataflow, labelled by their lowest key; the representative
 //! is the member with the most confirmed links (ties to the lower key), and
-//! each member is scored against it. Under containment each component's
-//! pairs are gathered in one place and split as `cluster` splits them
-//! ([`webdup_core::cluster::contained`]), each part labelled by its lowest
-//! key.
+//! each member is scored against it.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -20,8 +17,7 @@ use timely::dataflow::operators::core::Concat;
 use timely::dataflow::operators::vec::{Input, Map};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
-use webdup_core::cluster;
-use webdup_core::verify::{Measure, Overlap};
+use webdup_core::verify::Overlap;
 
 use super::sketch::rebuild_sketch;
 use super::{Carried, Shared, Worker, finish_part, inputs_of, read_all};
@@ -37,8 +33,6 @@ enum Linked {
     Links(u64, u64),
     /// A page and its component's label.
     Label(u64, u64),
-    /// A confirmed pair, at its lower key's owner (containment only).
-    Pair(EdgeRow),
 }
 
 /// Member, representative, label.
@@ -64,7 +58,6 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
     );
     let me = worker.index() as u64;
     let min_size = shared.config.matching.min_cluster_size.max(2);
-    let containment = shared.config.matching.measure == Measure::Containment;
 
     let assigns: Rc<RefCell<Vec<Assign>>> = Rc::default();
     let linked_keys: Rc<RefCell<HashSet<u64>>> = Rc::default();
@@ -73,14 +66,12 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
     let scored: Rc<RefCell<Vec<MemberRow>>> = Rc::default();
     let mut edges_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
     let mut degrees_in: InputHandleVec<u64, (u64, u64)> = InputHandleVec::new();
-    let mut pairs_in: InputHandleVec<u64, EdgeRow> = InputHandleVec::new();
     let mut pages_in: InputHandleVec<u64, (u64, [u8; 16], Vec<u64>)> = InputHandleVec::new();
     let probe = ProbeHandle::new();
     worker.dataflow::<u64, _, _>(|scope| {
         let links = scope.input_from(&mut edges_in);
         let counts = scope.input_from(&mut degrees_in);
         let pages = scope.input_from(&mut pages_in);
-        let pairs = scope.input_from(&mut pairs_in);
         // Connected components: every node takes the lowest label among its
         // neighbours' until nothing changes.
         let both: VecCollection<'_, u64, (u64, u64)> =
@@ -97,18 +88,16 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
             .consolidate()
             .inner
             .flat_map(|((node, label), _time, diff)| (diff > 0).then_some(Linked::Label(node, label)));
-        let route = |m: &Linked| match m {
-            Linked::Links(k, _) | Linked::Label(k, _) => owner(*k),
-            Linked::Pair(e) => owner(e.a),
-        };
-        let assigned = if containment {
-            let labelled_pairs = gather(pairs.map(Linked::Pair).concat(labelled), "pair labels", route, label_pairs);
-            gather(labelled_pairs, "components", |t: &(u64, EdgeRow)| owner(t.0), move |ts| split(ts, min_size))
-        } else {
-            let degrees = counts.clone().map(|(k, n)| Linked::Links(k, n));
-            let linked = gather(degrees.concat(labelled), "degrees", route, with_degrees);
-            gather(linked, "components", |t: &(u64, u64, u64)| owner(t.0), move |ts| assign(ts, min_size))
-        };
+        let degrees = counts.clone().map(|(k, n)| Linked::Links(k, n));
+        let linked = gather(
+            degrees.concat(labelled),
+            "degrees",
+            |m: &Linked| match m {
+                Linked::Links(k, _) | Linked::Label(k, _) => owner(*k),
+            },
+            with_degrees,
+        );
+        let assigned = gather(linked, "components", |t: &(u64, u64, u64)| owner(t.0), move |ts| assign(ts, min_size));
         // Only pages with a confirmed pair can be in a cluster: their owners
         // learn which they are (`linked`), then keep those pages as the
         // pages arrive. The members' gather waits for the pages.
@@ -174,7 +163,7 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
         )
         .probe_with(&probe);
     });
-    send_edges(edge_rows, containment, edges_in, degrees_in, pairs_in);
+    send_edges(edge_rows, edges_in, degrees_in);
     // Sent as they are read, once every owner knows which pages to keep.
     run_to_end(worker, &shared.halt, &linked_probe)?;
     match carried.held.take() {
@@ -214,14 +203,11 @@ pub(super) fn clusters_stage(worker: &mut Worker, shared: &Shared, carried: &mut
 }
 
 /// The components of this worker's edges are those of a spanning forest
-/// of them, and its degree counts are sums: only those go on, and under
-/// `containment` every edge (its component is split on them).
+/// of them, and its degree counts are sums: only those go on.
 fn send_edges(
     edge_rows: Vec<EdgeRow>,
-    containment: bool,
     mut edges_in: InputHandleVec<u64, (u64, u64)>,
     mut degrees_in: InputHandleVec<u64, (u64, u64)>,
-    mut pairs_in: InputHandleVec<u64, EdgeRow>,
 ) {
     let mut degree: HashMap<u64, u64> = HashMap::new();
     let mut forest = Forest::default();
@@ -230,11 +216,6 @@ fn send_edges(
         *degree.entry(e.b).or_default() += 1;
         if forest.union(e.a, e.b) {
             edges_in.send((e.a, e.b));
-        }
-    }
-    if containment {
-        for e in &edge_rows {
-            pairs_in.send(*e);
         }
     }
     drop(edge_rows);
@@ -252,7 +233,6 @@ fn with_degrees(ms: Vec<Linked>) -> Vec<(u64, u64, u64)> {
         match m {
             Linked::Links(k, n) => *degree.entry(k).or_default() += n,
             Linked::Label(k, l) => labels.push((l, k)),
-            Linked::Pair(_) => unreachable!("pairs go to the containment split only"),
         }
     }
     labels.into_iter().map(|(l, k)| (l, k, degree.get(&k).copied().unwrap_or(0))).collect()
@@ -270,52 +250,6 @@ fn assign(mut ts: Vec<(u64, u64, u64)>, min_size: usize) -> Vec<Assign> {
         }
         let rep = run.iter().max_by(|x, y| x.2.cmp(&y.2).then(y.1.cmp(&x.1))).expect("never empty").1;
         out.extend(run.iter().map(|&(label, key, _)| (key, rep, label)));
-    }
-    out
-}
-
-/// Each pair gathered here (at its lower key's owner) with its component's
-/// label, as (label, pair).
-fn label_pairs(ms: Vec<Linked>) -> Vec<(u64, EdgeRow)> {
-    let mut label: HashMap<u64, u64> = HashMap::new();
-    let mut pairs = Vec::new();
-    for m in ms {
-        match m {
-            Linked::Label(k, l) => {
-                label.insert(k, l);
-            }
-            Linked::Pair(e) => pairs.push(e),
-            Linked::Links(..) => unreachable!("degrees go to the connected components only"),
-        }
-    }
-    pairs.into_iter().map(|e| (label[&e.a], e)).collect()
-}
-
-/// The components gathered here (their pairs, as (label, pair)) split as
-/// `cluster` splits them, into parts of at least `min_size` pages, each
-/// member with its part's representative and lowest key as its label.
-fn split(mut ts: Vec<(u64, EdgeRow)>, min_size: usize) -> Vec<Assign> {
-    ts.sort_unstable_by_key(|&(label, e)| (label, e.a, e.b));
-    let mut out = Vec::new();
-    for run in ts.chunk_by(|x, y| x.0 == y.0) {
-        let mut keys: Vec<u64> = run.iter().flat_map(|(_, e)| [e.a, e.b]).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        if keys.len() < min_size {
-            continue;
-        }
-        let at = |k: u64| keys.binary_search(&k).expect("a pair's page is in its component") as u32;
-        let pairs: Vec<(u32, u32, Overlap)> = run
-            .iter()
-            .map(|(_, e)| {
-                let o = Overlap { shared: e.shared as usize, len_a: e.len_a as usize, len_b: e.len_b as usize };
-                (at(e.a), at(e.b), o)
-            })
-            .collect();
-        for g in cluster::contained(keys.len(), &pairs, &keys, min_size) {
-            let (rep, label) = (keys[g.representative as usize], keys[g.members[0] as usize]);
-            out.extend(g.members.iter().map(|&m| (keys[m as usize], rep, label)));
-        }
     }
     out
 }

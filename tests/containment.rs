@@ -153,3 +153,50 @@ fn containment_finds_excerpts_and_extended_copies_where_jaccard_does_not() {
     ));
     assert_eq!(v["indexed"][0]["near"][0]["url"], "news/story.html", "{v:#}");
 }
+
+/// A section of reference text about function `f`: words of its own only.
+fn section(f: usize) -> String {
+    (0..60).map(|i| format!("fn{f}word{i}")).collect::<Vec<_>>().join(" ")
+}
+
+/// A documentation site where each module page documents two neighbouring
+/// functions, each with a page of its own: F0 ⊂ M0 ⊃ F1 ⊂ M1 ⊃ F2 …, one
+/// chain of pairs from the first function to the last (issue 37).
+#[test]
+fn containment_clusters_do_not_chain_pages_that_share_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    for f in 0..6 {
+        std::fs::write(root.join(format!("docs/f{f}.html")), page("docs", &format!("fn{f}"), &[&section(f)])).unwrap();
+    }
+    for m in 0..5 {
+        let (a, b) = (section(m), section(m + 1));
+        std::fs::write(root.join(format!("docs/m{m}.html")), page("docs", &format!("module {m}"), &[&a, &b])).unwrap();
+    }
+    let v = json(&webdup(root, &["cluster", "docs", "--measure", "containment", "-f", "json", "--quiet"]));
+    let clusters = v["clusters"].as_array().unwrap();
+    let shapes: Vec<(String, Vec<String>)> = clusters
+        .iter()
+        .map(|c| {
+            for m in c["members"].as_array().unwrap() {
+                assert!(m["containment"].as_f64().unwrap() >= 0.8, "{m} in {}: {c:#}", c["representative"]);
+            }
+            assert_eq!(c["kind"], "contained", "{c:#}");
+            let ids = c["members"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string());
+            (c["representative"].as_str().unwrap().to_string(), ids.collect())
+        })
+        .collect();
+    // M0 holds F0 and F1, M2 the next two, M4 the last two; M1 and M3
+    // hold nothing left and share only half of themselves with the rest.
+    let expect = |m: usize| {
+        (
+            format!("docs/m{m}.html"),
+            vec![format!("docs/f{m}.html"), format!("docs/f{}.html", m + 1), format!("docs/m{m}.html")],
+        )
+    };
+    assert_eq!(shapes, [expect(0), expect(2), expect(4)]);
+    let table = webdup(root, &["cluster", "docs", "--measure", "containment", "-f", "table", "--quiet"]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("docs/f1.html  (contained in representative 0.98)"), "{table}");
+}

@@ -83,3 +83,62 @@ fn thin_forum_topics_keep_their_own_post_and_copies_of_one_still_cluster() {
         "only the copied short topic has a duplicate: {report:#}"
     );
 }
+
+/// A site of five pages where the extractor found nothing on three but the
+/// site's tagline (their own text is an image): once the tagline is learned
+/// as the site's template they have no text of their own, so they are no
+/// one's duplicates, and `cluster`, `audit` and the index say they are
+/// template only (issue 37).
+#[test]
+fn pages_that_are_only_their_sites_tagline_are_template_only_and_never_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let site = root.join("site");
+    std::fs::create_dir(&site).unwrap();
+    let tagline = words(4000, 14);
+    let page = |title: &str, body: &str| {
+        format!(
+            "<!doctype html><html><head><title>{title}</title></head><body>\
+             <header><nav><a href=/>Home</a> <a href=/about>About</a></nav></header>\
+             <main><p class=tagline>{tagline}.</p>{body}</main>\
+             <footer><p>All rights reserved.</p></footer></body></html>"
+        )
+    };
+    write(&site, "story-a.html", &page("A", &format!("<article><p>{}.</p></article>", words(0, 120))));
+    write(&site, "story-b.html", &page("B", &format!("<article><p>{}.</p></article>", words(500, 120))));
+    for (name, title) in [("photo-1.html", "One"), ("photo-2.html", "Two"), ("photo-3.html", "Three")] {
+        write(&site, name, &page(title, &format!("<figure><img src=/{title}.jpg alt=\"\"></figure>")));
+    }
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_webdup")).args(args).current_dir(root).output().unwrap();
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    let json = |o: std::process::Output| -> serde_json::Value { serde_json::from_slice(&o.stdout).unwrap() };
+    let photos = ["site/photo-1.html", "site/photo-2.html", "site/photo-3.html"];
+
+    let v = json(run(&["cluster", "site", "-f", "json", "-q"]));
+    assert_eq!(v["clusters"], serde_json::json!([]), "{v:#}");
+    assert_eq!(v["template_only"], serde_json::json!(photos), "{v:#}");
+    let csv = String::from_utf8(run(&["cluster", "site", "-f", "csv", "-q"]).stdout).unwrap();
+    assert!(csv.contains(",template only,site/photo-2.html,"), "{csv}");
+
+    run(&["audit", "site", "-q", "--out", "audit"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("audit/report.json")).unwrap()).unwrap();
+    let pages = report["pages"].as_array().unwrap();
+    let template_only: Vec<&str> =
+        pages.iter().filter(|p| p["thin_reason"] == "template only").map(|p| p["url"].as_str().unwrap()).collect();
+    assert_eq!(template_only, photos, "{:#}", report["pages"]);
+    assert!(pages.iter().filter(|p| p["thin_reason"] == "template only").all(|p| p["thin"] == true));
+    assert_eq!(report["clusters"], serde_json::json!([]), "{:#}", report["clusters"]);
+
+    // Stored with the others, a fourth such page is never seen on its tagline.
+    let stored = ["site/story-a.html", "site/story-b.html", "site/photo-1.html", "site/photo-2.html"];
+    let mut add = vec!["index", "add", "--index", "pages.db", "--crawl", "first"];
+    add.extend(stored);
+    run(&add);
+    let v = json(run(&["index", "query", "site/photo-3.html", "--index", "pages.db"]));
+    assert_eq!((&v["exact"], &v["near"]), (&serde_json::json!([]), &serde_json::json!([])), "{v:#}");
+    assert_eq!(v["template_only"], true, "{v:#}");
+}

@@ -76,7 +76,9 @@ pub struct Cluster {
     /// 1-based, in order of each cluster's first member's key.
     pub id: usize,
     /// The member with the most confirmed links inside the cluster (ties
-    /// go to the lower key): the page most like all the others.
+    /// go to the lower key): the page most like all the others. Under
+    /// containment, a page that contains every other member (see
+    /// [`cluster::contained`]).
     pub representative: DocKey,
     /// By key; the representative is among them.
     pub members: Vec<Member>,
@@ -199,6 +201,10 @@ pub fn find_duplicates(
     by_key.sort_unstable_by_key(|&i| docs[i as usize].key);
     for i in by_key {
         let d = &docs[i as usize];
+        // A page with nothing but its site's template is no one's copy.
+        if d.template_only {
+            continue;
+        }
         let Some(copy_of) = CopyOf::of(d) else {
             uniques.push(i);
             continue;
@@ -235,8 +241,16 @@ pub fn find_duplicates(
     edges.extend(near.into_iter().map(|e| Edge { a: uniques[e.a as usize], b: uniques[e.b as usize], ..e }));
 
     let keys: Vec<DocKey> = docs.iter().map(|d| d.key).collect();
-    let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
-    let groups = cluster::components(docs.len(), &links, &keys, matching.min_cluster_size);
+    let groups = match matching.measure {
+        Measure::Jaccard => {
+            let links: Vec<(u32, u32)> = edges.iter().map(|e| (e.a, e.b)).collect();
+            cluster::components(docs.len(), &links, &keys, matching.min_cluster_size)
+        }
+        Measure::Containment => {
+            let links: Vec<(u32, u32, Overlap)> = edges.iter().map(|e| (e.a, e.b, e.overlap)).collect();
+            cluster::contained(docs.len(), &links, &keys, matching.min_cluster_size)
+        }
+    };
     let clusters = groups
         .into_iter()
         .enumerate()
@@ -305,7 +319,8 @@ pub fn neighbors(
     top: usize,
 ) -> Vec<Vec<Neighbor>> {
     let refs: Vec<&Fingerprint> = docs.iter().collect();
-    let (candidates, _) = candidate_pairs(units, &refs, matching, made_with.permutations, floor);
+    let (mut candidates, _) = candidate_pairs(units, &refs, matching, made_with.permutations, floor);
+    candidates.retain(|&(a, b)| !docs[a as usize].template_only && !docs[b as usize].template_only);
     let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
     let edges = verify::confirm_by_on(units, matching.measure, &candidates, &sets, floor);
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
@@ -520,5 +535,76 @@ mod tests {
         assert_eq!(found.clusters.len(), 1);
         assert_eq!((found.clusters[0].kind(), found.clusters[0].members.len()), (IDENTICAL, 2));
         assert!(compare(&again[0], &again[1], 0.8).duplicate);
+    }
+
+    /// Doc pages chained by what they share: B holds A and C, D holds C
+    /// and E, and a copy of E; A, C and E share nothing, nor do B and D
+    /// enough to be a pair.
+    #[test]
+    fn containment_clusters_hold_every_member_in_their_representative() {
+        let words = |p: &str| -> Vec<String> { (0..40).map(|i| format!("{p}{i}")).collect() };
+        let (a, c, e) = (words("a"), words("c"), words("e"));
+        let both = |x: &[String], y: &[String]| -> Vec<String> { x.iter().chain(y).cloned().collect() };
+        let docs = vec![
+            doc("s/a.html", 0, &a),
+            doc("s/b.html", 1, &both(&a, &c)),
+            doc("s/c.html", 2, &c),
+            doc("s/d.html", 3, &both(&c, &e)),
+            doc("s/e.html", 4, &e),
+            doc("s/e-copy.html", 5, &e),
+        ];
+        let matching = MatchSettings { measure: Measure::Containment, ..MatchSettings::default() };
+        let made_with = FingerprintSettings::default();
+        let found = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        for cluster in &found.clusters {
+            for m in &cluster.members {
+                assert!(
+                    m.containment >= matching.threshold,
+                    "{:?} in {:?}: {cluster:?}",
+                    m.key,
+                    cluster.representative
+                );
+            }
+        }
+        let shapes: Vec<(u64, Vec<u64>)> =
+            found.clusters.iter().map(|c| (c.representative.0, c.members.iter().map(|m| m.key.0).collect())).collect();
+        // D holds three pages (C, E and its copy), B two: D goes first.
+        assert_eq!(shapes, [(110, vec![100, 110]), (130, vec![120, 130, 140, 150])]);
+        let mut turned = docs.clone();
+        turned.reverse();
+        assert_eq!(find_duplicates(&InTurn, &turned, &matching, &made_with), found);
+    }
+
+    /// A site of five pages where the extractor kept only the tagline on
+    /// three: once the tagline is dropped as the site's template, those
+    /// three have nothing of their own and are no one's duplicates.
+    #[test]
+    fn pages_that_are_only_their_sites_template_are_never_duplicates() {
+        let tagline: Vec<String> = "the harbour gazette news and views from the island every day since 1921"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let template = Shingler::new(ShingleConfig::default()).shingle(&tagline.join(" ")).hashes;
+        let article =
+            |p: &str| -> Vec<String> { tagline.iter().cloned().chain((0..80).map(|i| format!("{p}{i}"))).collect() };
+        let mut docs = vec![
+            doc("s/one.html", 0, &article("ferry")),
+            doc("s/two.html", 1, &tagline),
+            doc("s/three.html", 2, &article("council")),
+            doc("s/four.html", 3, &tagline),
+            doc("s/five.html", 4, &tagline),
+        ];
+        for d in &mut docs {
+            d.drop_template(&template);
+            d.minhash = MinHasher::new(128, 42).sketch(&d.shingles);
+        }
+        let only: Vec<bool> = docs.iter().map(|d| d.template_only).collect();
+        assert_eq!(only, [false, true, false, true, true]);
+        let (matching, made_with) = settings();
+        let found = find_duplicates(&InTurn, &docs, &matching, &made_with);
+        assert_eq!(found.clusters, [], "{found:?}");
+        assert!(found.edges.is_empty() && found.stats.exact_duplicates == 0);
+        let near = neighbors(&InTurn, &docs, &matching, &made_with, 0.1, 5);
+        assert!(near.iter().all(Vec::is_empty), "{near:?}");
     }
 }

@@ -62,6 +62,12 @@ pub struct Fingerprint {
     /// What the page showed of its site, until its site is assigned; empty
     /// afterwards, never serialized.
     pub signals: SiteSignals,
+    /// Nothing of the page was left once its site's template was dropped,
+    /// nor of the rest of its text (its `context`): the page shows only what
+    /// every page of its site shows, a thin page ("template only"). It keeps
+    /// its shingles, so it can still be compared, but no duplicate verdict is
+    /// made on them: that text is its site's, not its own.
+    pub template_only: bool,
 }
 
 impl Fingerprint {
@@ -91,6 +97,7 @@ impl Fingerprint {
             context: Vec::new(),
             site: None,
             signals: SiteSignals::default(),
+            template_only: false,
         }
     }
 
@@ -126,7 +133,9 @@ impl Fingerprint {
     }
 
     /// [`Fingerprint::drop_template`] for the shingles and digest only,
-    /// leaving SimHash as it was: for a page only MinHash will describe.
+    /// leaving SimHash as it was: for a page only MinHash will describe. A
+    /// page left with nothing of its own is marked
+    /// [`Fingerprint::template_only`] and keeps its set.
     pub fn drop_template_shingles(&mut self, template: &[u64]) -> bool {
         let context = std::mem::take(&mut self.context);
         if template.is_empty() {
@@ -151,9 +160,11 @@ impl Fingerprint {
                 kept = own;
             }
         }
-        // A page that is all template, with nothing else to show, is a copy
-        // of the template, not an empty document.
+        // A page that is all template, with nothing else to show, is not an
+        // empty document (its set stays), but no copy of anything either:
+        // every thin page of the site would otherwise be one text.
         if kept.is_empty() {
+            self.template_only = true;
             return false;
         }
         self.shingles = kept;
@@ -201,6 +212,8 @@ struct Wire {
     terms: Vec<(u64, u32)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     site: Option<Site>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    template_only: bool,
     /// Versions 1 and 2 carried the page's title, metadata, main text and
     /// extractor name; they are read and passed over.
     #[serde(default, rename = "title", skip_serializing)]
@@ -227,6 +240,7 @@ impl From<Fingerprint> for Wire {
             simhash: f.simhash,
             terms: f.terms,
             site: f.site,
+            template_only: f.template_only,
             _title: None,
             _extractor: None,
             _meta: None,
@@ -262,6 +276,7 @@ impl TryFrom<Wire> for Fingerprint {
             context: Vec::new(),
             site: w.site,
             signals: SiteSignals::default(),
+            template_only: w.template_only,
         })
     }
 }
@@ -349,11 +364,16 @@ mod tests {
         let rest = Shingler::new(ShingleConfig::default()).shingle(rest).hashes;
         assert!(a.shingles.len() > template::CORE_ONLY_SHINGLES);
         assert!(a.shingles.iter().all(|s| rest.binary_search(s).is_err()));
-        // All template and nothing else: a copy of the template, not an empty page.
+        assert!(!a.template_only);
+        // All template and nothing else: not an empty page, but template only.
         let mut b = page_of(NOTICE, "");
         let before = b.shingles.clone();
         assert!(!b.drop_template(&template));
         assert_eq!(b.shingles, before);
+        assert!(b.template_only);
+        let json = serde_json::to_value(&b).unwrap();
+        assert_eq!(json["template_only"], true);
+        assert!(serde_json::from_value::<Fingerprint>(json).unwrap().template_only);
     }
 
     #[test]

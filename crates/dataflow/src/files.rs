@@ -27,7 +27,8 @@ use crate::parquet_io::{self as pq, Column, Storage};
 pub const INGEST_FORMAT_VERSION: u32 = 4;
 /// Format version of the stage files (2: a sketch part holds MinHash and
 /// templates, not shingles; 3: a cluster part's `identical` and
-/// `same_text` in place of `exact`).
+/// `same_text` in place of `exact`, and a sketch part's `template_only`:
+/// which pages are only their site's template).
 pub const STAGE_FORMAT_VERSION: u32 = 3;
 /// Format version of `pages.parquet` (2: `identical` and `same_text` in
 /// place of `exact`).
@@ -282,6 +283,9 @@ pub struct SketchRow {
     pub page_digest: Option<[u8; 16]>,
     pub shingles: Vec<u64>,
     pub minhash: Vec<u32>,
+    /// Nothing but its site's template (`Fingerprint::template_only`): no
+    /// one's copy, and never a candidate.
+    pub template_only: bool,
 }
 
 /// Rows of a sketch part converted and written at a time, so a part is
@@ -300,6 +304,7 @@ pub fn write_sketch(path: &Path, rows: &[SketchRow]) -> Result<(), Error> {
         w.append(vec![
             ("key", Column::U64(block.iter().map(|r| r.key).collect())),
             ("minhash", Column::ListU32(block.iter().map(|r| Some(r.minhash.as_slice())).collect())),
+            ("template_only", Column::Bool(block.iter().map(|r| r.template_only).collect())),
         ])?;
     }
     w.finish()
@@ -313,6 +318,18 @@ pub fn read_sketch(path: &Path) -> Result<Vec<(u64, Vec<u32>)>, Error> {
         let keys = pq::u64s(b, "key", path)?;
         let minhashes = pq::list_u32s(b, "minhash", path)?;
         out.extend(keys.into_iter().zip(minhashes).map(|(k, m)| (k, m.unwrap_or_default())));
+    }
+    Ok(out)
+}
+
+/// The keys of a sketch part's pages that are only their site's template.
+pub fn read_template_only(path: &Path) -> Result<Vec<u64>, Error> {
+    let mut out = Vec::new();
+    for b in pq::read(path, "sketch", STAGE_FORMAT_VERSION, Some(&["key", "template_only"]))? {
+        let b = &b?;
+        let keys = pq::u64s(b, "key", path)?;
+        let only = pq::bools(b, "template_only", path)?;
+        out.extend(keys.into_iter().zip(only).filter_map(|(k, t)| t.then_some(k)));
     }
     Ok(out)
 }
@@ -572,6 +589,7 @@ mod tests {
                     page_digest: None,
                     shingles: (0..k % 30).map(|i| i * 7 + k).collect(),
                     minhash: vec![k as u32; 4],
+                    template_only: false,
                 })
                 .collect();
             write_sketch(&path, &rows).unwrap();

@@ -84,6 +84,11 @@ pub struct CheckResult {
     /// conservatively (see [`TemplateState::NotYetLearned`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateState>,
+    /// The page has no text of its own beyond its site's template (as the
+    /// index learned it): it is never seen on that text, and nothing is
+    /// looked up.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub template_only: bool,
 }
 
 /// Whether a page's site template was learned when the page was checked.
@@ -255,7 +260,11 @@ impl Index {
         keys: &[u64],
         mut candidates: BTreeSet<i64>,
     ) -> Result<CheckResult> {
-        let mut result = CheckResult { template: self.template_state(conn, &fp.id)?, ..CheckResult::default() };
+        let template = self.template_state(conn, &fp.id)?;
+        if fp.template_only {
+            return Ok(CheckResult { template_only: true, template, ..CheckResult::default() });
+        }
+        let mut result = CheckResult { template, ..CheckResult::default() };
         let exact_ids = exact_matches(conn, fp, &mut result)?;
         {
             let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
@@ -300,6 +309,9 @@ impl Index {
                 id: fp.id.clone(),
                 reason: format!("containment threshold must be in (0, 1], not {threshold}"),
             });
+        }
+        if fp.template_only {
+            return Ok(CheckResult { template_only: true, ..CheckResult::default() });
         }
         self.with_reader(|conn| {
             let conn = &*conn.unchecked_transaction()?;

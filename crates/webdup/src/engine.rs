@@ -384,6 +384,7 @@ impl Fingerprinter {
             context: Vec::new(),
             site: None,
             signals: Default::default(),
+            template_only: false,
         })
     }
 

@@ -359,7 +359,9 @@ fn sketch_rows(worker: &Worker, shared: &Shared, carried: &mut Carried, failure:
 
 /// Keeps the pages read here in `held` (this worker is their home) and
 /// sends each page's digest on.
-fn hold(rows: Vec<SketchRow>, me: u64, held: &mut HashMap<u64, Held>) -> Vec<DigestOf> {
+fn hold(mut rows: Vec<SketchRow>, me: u64, held: &mut HashMap<u64, Held>) -> Vec<DigestOf> {
+    // A page with nothing but its site's template takes part in nothing.
+    rows.retain(|r| !r.template_only);
     let out: Vec<DigestOf> = rows
         .iter()
         .map(|r| DigestOf {

@@ -29,7 +29,7 @@ mod clusters;
 mod edges;
 mod sketch;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -264,6 +264,7 @@ pub fn cluster(work: &Path, config: &Config, exec: &Layout) -> Result<Outcome, E
     }
     let parts = last_parts(work, &hash)?;
     let stats = edge_stats(work, &hash, corpus.len())?;
+    mark_template_only(work, &hash, &mut corpus)?;
     let mut members: Vec<MemberRow> = Vec::new();
     for p in 0..parts {
         members.extend(files::read_members(&part_paths(work, "clusters", p, parts).0)?);
@@ -341,6 +342,22 @@ fn edge_stats(work: &Path, hash: &str, documents: usize) -> Result<Stats, Error>
         stats.exact_duplicates += count("exact");
     }
     Ok(stats)
+}
+
+/// Marks the pages the sketch stage found to be only their site's template,
+/// as `cluster` reports them.
+fn mark_template_only(work: &Path, hash: &str, corpus: &mut Corpus) -> Result<(), Error> {
+    let parts = complete_parts(work, "sketch", hash)?
+        .parts
+        .ok_or_else(|| Error::Worker("the sketch stage is incomplete after the job".into()))?;
+    let mut keys = HashSet::new();
+    for p in 0..parts {
+        keys.extend(files::read_template_only(&part_paths(work, "sketch", p, parts).0)?);
+    }
+    for d in &mut corpus.docs {
+        d.template_only = keys.contains(&d.key.0);
+    }
+    Ok(())
 }
 
 /// Every ingest task's rows without their shingles, in key order.

@@ -259,7 +259,15 @@ fn page_row(
     if let Some(t) = template {
         f.drop_template_shingles(t);
     }
-    SketchRow { key, id: f.id, digest: f.digest, page_digest, shingles: f.shingles, minhash: Vec::new() }
+    SketchRow {
+        key,
+        id: f.id,
+        digest: f.digest,
+        page_digest,
+        shingles: f.shingles,
+        minhash: Vec::new(),
+        template_only: f.template_only,
+    }
 }
 
 /// The templates file of part `part` of `parts` of the sketch stage.

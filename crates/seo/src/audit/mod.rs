@@ -191,6 +191,11 @@ pub struct PageRow {
     /// Words of main text; absent for pages that failed.
     pub words: Option<usize>,
     pub thin: bool,
+    /// Why a page is thin beyond its word count: `template only` when it
+    /// has no text of its own beyond its site's template (never a duplicate
+    /// on that text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thin_reason: Option<&'static str>,
     /// The most similar other page at or above the threshold.
     pub closest_page: Option<usize>,
     pub closest_url: Option<String>,
@@ -571,6 +576,7 @@ fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16
         noindex_source: None,
         words: None,
         thin: false,
+        thin_reason: None,
         closest_page: None,
         closest_url: None,
         closest_similarity: None,
@@ -640,7 +646,8 @@ fn rows_of(pages: &[AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows
             Ok(i) => {
                 page_of_doc[i] = n;
                 row.words = Some(docs[i].word_count);
-                row.thin = docs[i].word_count < thin_words;
+                row.thin = docs[i].word_count < thin_words || docs[i].template_only;
+                row.thin_reason = docs[i].template_only.then_some("template only");
             }
             Err((kind, message)) => errors.push(error_row(&mut row, &kind, &message)),
         }
@@ -659,7 +666,8 @@ pub const NEAR_MISS_FLOOR: f64 = 0.5;
 fn copy_groups(docs: &[Fingerprint]) -> (Vec<usize>, Vec<usize>) {
     let mut pages: HashMap<[u8; 16], usize> = HashMap::new();
     let mut texts: HashMap<[u8; 16], Vec<Option<[u8; 16]>>> = HashMap::new();
-    for d in docs {
+    // A page that is only its site's template is no one's copy.
+    for d in docs.iter().filter(|d| !d.template_only) {
         if let Some(p) = d.page_digest {
             *pages.entry(p).or_default() += 1;
         }
@@ -693,7 +701,8 @@ fn fill_matches(
     let mut group = vec![0usize; docs.len()];
     let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
     for (i, d) in docs.iter().enumerate() {
-        let g = dedup::CopyOf::of(d).map_or(i, |c| *first.entry(c).or_insert(i));
+        // A page that is only its site's template is no one's copy.
+        let g = if d.template_only { i } else { dedup::CopyOf::of(d).map_or(i, |c| *first.entry(c).or_insert(i)) };
         group[i] = g;
         copies[g].push(i);
     }

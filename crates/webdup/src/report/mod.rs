@@ -13,7 +13,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::dedup::{IDENTICAL, SAME_TEXT};
+use crate::dedup::{IDENTICAL, NEAR, SAME_TEXT};
 use crate::engine::{Clustering, Comparison, Config, Corpus, Measure, Neighbor, RunSettings};
 use crate::error::{DocError, Result};
 use crate::fetch::FetchRecord;
@@ -107,7 +107,9 @@ pub struct ClusterRow {
     pub id: usize,
     pub size: usize,
     /// `identical` when every member is the representative's page,
-    /// `same-text` when every member has its text, else `near`.
+    /// `same-text` when every member has its text; else `contained` under
+    /// `--measure containment` (every member is contained in the
+    /// representative, by its `containment`), or `near`.
     pub kind: &'static str,
     pub representative: String,
     pub members: Vec<MemberRow>,
@@ -134,6 +136,10 @@ pub struct ClusterReport {
     pub settings: RunSettings,
     pub summary: Summary,
     pub clusters: Vec<ClusterRow>,
+    /// Pages with no text of their own beyond their site's template (thin,
+    /// "template only"), by id: never duplicates on that text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub template_only: Vec<String>,
     pub errors: Vec<ErrorRow>,
     /// What fetching each URL recorded (status, redirect chain, headers),
     /// and what a web archive recorded of each of its pages; absent when
@@ -162,7 +168,10 @@ impl ClusterReport {
             .map(|c| ClusterRow {
                 id: c.id,
                 size: c.members.len(),
-                kind: c.kind(),
+                kind: match c.kind() {
+                    NEAR if config.matching.measure == Measure::Containment => "contained",
+                    kind => kind,
+                },
                 representative: corpus.doc(c.representative).map(|d| d.id.clone()).unwrap_or_default(),
                 members: c
                     .members
@@ -201,6 +210,7 @@ impl ClusterReport {
             settings: config.run_settings(),
             summary,
             clusters,
+            template_only: corpus.docs.iter().filter(|d| d.template_only).map(|d| d.id.clone()).collect(),
             errors: corpus.errors.iter().map(ErrorRow::from).collect(),
             fetches: Vec::new(),
             redirected: Vec::new(),
@@ -220,8 +230,9 @@ impl ClusterReport {
         Ok(())
     }
 
-    /// One row per clustered document, then one per failed document (with
-    /// an empty cluster and the reason in `error`).
+    /// One row per clustered document, one per template-only page (kind
+    /// `template only`, no cluster), then one per failed document (with an
+    /// empty cluster and the reason in `error`).
     fn write_delimited(&self, delimiter: u8, out: &mut dyn Write) -> Result<()> {
         let mut w = SafeCsvWriter::new(delimiter, out);
         w.write_record([
@@ -255,6 +266,9 @@ impl ClusterReport {
                     m.site_from.unwrap_or_default().to_string(),
                 ])?;
             }
+        }
+        for id in &self.template_only {
+            w.write_record(["", "template only", id, "", "", "", "", "", ""])?;
         }
         for e in &self.errors {
             let error = format!("{}: {}", e.kind, e.message);

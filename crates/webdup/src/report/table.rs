@@ -44,19 +44,22 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
             match c.kind {
                 IDENTICAL => "identical pages",
                 SAME_TEXT => "same text",
+                "contained" => "each contained in the representative",
                 _ => "near duplicates",
             }
         )?;
         writeln!(out, "  {:>7}  {:>7}  {:>6}  document", "jaccard", "contain", "words")?;
         for m in &c.members {
             let mark = if m.representative {
-                "  (representative)"
+                "  (representative)".to_string()
             } else if m.identical {
-                "  (identical)"
+                "  (identical)".to_string()
             } else if m.same_text {
-                "  (same text)"
+                "  (same text)".to_string()
+            } else if c.kind == "contained" {
+                format!("  (contained in representative {:.2})", m.containment)
             } else {
-                ""
+                String::new()
             };
             writeln!(
                 out,
@@ -67,6 +70,17 @@ pub fn write_cluster_table(r: &ClusterReport, out: &mut dyn Write) -> io::Result
                 terminal_safe(&m.id),
                 mark
             )?;
+        }
+        writeln!(out)?;
+    }
+    if !r.template_only.is_empty() {
+        writeln!(
+            out,
+            "template only ({}): no text of their own beyond their site's template, never duplicates on it:",
+            r.template_only.len()
+        )?;
+        for id in &r.template_only {
+            writeln!(out, "  {}", terminal_safe(id))?;
         }
         writeln!(out)?;
     }

@@ -24,6 +24,7 @@ mod clean;
 mod combine;
 pub mod guard;
 mod meta;
+mod respace;
 mod select;
 mod strip;
 mod visible;
@@ -215,11 +216,16 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
         ExtractorKind::Blocks => combine::guarded(|| blocks::blocks(html)).or_else(|| combine::chromeless(html)),
         ExtractorKind::None => combine::chromeless(html),
     };
-    if let Some(e) = found {
-        return Ok(e);
+    let Some(mut e) = found else {
+        let (text, title) = visible_text(html);
+        return Ok(Extracted { text, title, extractor: "visible", context: None });
+    };
+    // trafilatura and rs-trafilatura separate the text of adjacent inline
+    // elements (`<b>Java</b><i>Script</i>`): the page's spacing is put back.
+    if matches!(e.extractor, "trafilatura" | "rs-trafilatura") {
+        e.text = respace::respace(&e.text, &visible_text(html).0);
     }
-    let (text, title) = visible_text(html);
-    Ok(Extracted { text, title, extractor: "visible", context: None })
+    Ok(e)
 }
 
 /// Runs every extractor once on a small built-in page, so that their

@@ -26,6 +26,7 @@ pub mod guard;
 mod meta;
 mod respace;
 mod select;
+mod shortfall;
 mod strip;
 mod visible;
 pub mod words;
@@ -224,6 +225,10 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
     // elements (`<b>Java</b><i>Script</i>`): the page's spacing is put back.
     if matches!(e.extractor, "trafilatura" | "rs-trafilatura") {
         e.text = respace::respace(&e.text, &visible_text(html).0);
+    }
+    // `none` keeps all the text outside the chrome: nothing to make up.
+    if e.extractor != "none" {
+        e = shortfall::make_up(html, e);
     }
     Ok(e)
 }

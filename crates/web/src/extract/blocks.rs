@@ -101,7 +101,14 @@ pub(super) fn blocks(html: &str) -> Option<Extracted> {
     let doc = Html::parse_document(&super::strip::strip(html));
     let (mut blocks, title) = segment(&doc, Names::Words);
     classify(&mut blocks);
-    let text = choose(&blocks)?;
+    let mut text = choose(&blocks)?;
+    let kept = count_words(&text);
+    let all: usize = blocks.iter().filter(|b| !matches!(b.class, Class::Chrome | Class::Linky)).map(|b| b.words).sum();
+    if kept.saturating_mul(super::shortfall::FAR_SMALLER) < all
+        && let Some((run, words)) = run_of(&doc)
+    {
+        text = super::shortfall::joined(text, kept, &run, words);
+    }
     // Everything but chrome and link lists, for learning the site's
     // template: what this page left out another page of the site may keep.
     let context = blocks
@@ -283,10 +290,11 @@ fn survey(doc: &Html) -> Survey {
                 let w = s.words as f64;
                 let big = (w >= MAX_RULE_SHARE * total && s.paragraphs >= MIN_WRAPPER_PARAGRAPHS)
                     || (w > MAJORITY * total && s.lines >= RUN_LINES)
-                    // Most of the page's prose, however little: a thin
-                    // post's one or two paragraphs in `category-popular`
-                    // or `sidebar-and-content-body`.
-                    || (s.paragraphs > 0 && s.prose as f64 > MAJORITY * prose);
+                    // On a page whose every paragraph is inside elements
+                    // a furniture word matched, the one holding most of
+                    // that prose, however little: a thin post's paragraphs
+                    // in `category-popular` or `sidebar-and-content-body`.
+                    || (free == 0 && s.paragraphs > 0 && s.prose as f64 > MAJORITY * prose);
                 // An element that names itself furniture (`id=sidebar`)
                 // holds the content only on a page with no paragraph of its
                 // own elsewhere: on a thin page the sidebar's reviews or the
@@ -317,8 +325,12 @@ enum Names {
 /// furniture known by tag, role and whole names only: the page's own prose,
 /// whatever its wrappers' classes say. See [`super::shortfall`].
 pub(super) fn longest_run(html: &str) -> Option<(String, usize)> {
-    let doc = Html::parse_document(&super::strip::strip(html));
-    let (mut blocks, _) = segment(&doc, Names::Whole);
+    run_of(&Html::parse_document(&super::strip::strip(html)))
+}
+
+/// [`longest_run`] of a parsed page.
+fn run_of(doc: &Html) -> Option<(String, usize)> {
+    let (mut blocks, _) = segment(doc, Names::Whole);
     classify(&mut blocks);
     let mut best: Option<(usize, usize, usize)> = None;
     let mut i = 0;

@@ -9,6 +9,12 @@
 //! falls back to the next one, ending at all visible text, so a page never
 //! silently becomes an empty document.
 //!
+//! Whatever the extractor, words are kept apart as a browser shows them
+//! (the whitespace between inline elements separates words, adjacent inline
+//! elements do not: see `respace.rs`), and a text far smaller than the page's
+//! own run of prose, which it misses, gets that run added (see
+//! `shortfall.rs`): sites name the wrappers of their content like furniture.
+//!
 //! ```
 //! use webdup_web::extract::{extract, ExtractConfig, ExtractorKind};
 //!
@@ -226,8 +232,9 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
     if matches!(e.extractor, "trafilatura" | "rs-trafilatura") {
         e.text = respace::respace(&e.text, &visible_text(html).0);
     }
-    // `none` keeps all the text outside the chrome: nothing to make up.
-    if e.extractor != "none" {
+    // `none` keeps all the text outside the chrome: nothing to make up;
+    // `blocks` made up for it on the page it parsed.
+    if !matches!(e.extractor, "none" | "blocks") {
         e = shortfall::make_up(html, e);
     }
     Ok(e)

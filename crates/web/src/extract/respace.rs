@@ -30,8 +30,10 @@ pub(super) fn respace(text: &str, shown: &str) -> String {
     if o.len() < ANCHOR || s.len() < ANCHOR {
         return text.to_string();
     }
+    // Anchors start at words (after whitespace) in both texts: most words
+    // start alike in both, and the index stays a fifth of the characters.
     let mut anchors: HashMap<&[char], Vec<usize>> = HashMap::new();
-    for (p, w) in s.windows(ANCHOR).enumerate() {
+    for (p, w) in s.windows(ANCHOR).enumerate().filter(|&(p, _)| p == 0 || !s_space[p].is_empty()) {
         anchors.entry(w).or_default().push(p);
     }
     // Where each of the text's characters is in `shown`, when known.
@@ -43,6 +45,9 @@ pub(super) fn respace(text: &str, shown: &str) -> String {
             n > 0 && o[i..i + n] == s[p..p + n]
         });
         let found = next.or_else(|| {
+            if i > 0 && o_space[i].is_empty() {
+                return None;
+            }
             let key = o.get(i..i + ANCHOR)?;
             let ps = anchors.get(key)?;
             let after = last.map_or(0, |q| q + 1);

@@ -16,7 +16,7 @@ use super::words::share_of_words_in;
 
 /// How many times the kept text's words the page's own run of prose must
 /// hold before the kept text counts as cut short.
-const FAR_SMALLER: usize = 4;
+pub(super) const FAR_SMALLER: usize = 4;
 
 /// Share of the run's words the kept text must hold to count as having it.
 const MIN_SHARE_OF_RUN: f64 = 0.5;
@@ -30,11 +30,18 @@ pub(super) fn make_up(html: &str, found: Extracted) -> Extracted {
         return found;
     }
     let Some((run, words)) = super::blocks::longest_run(html) else { return found };
-    if kept.saturating_mul(FAR_SMALLER) >= words || share_of_words_in(&run, &found.text) >= MIN_SHARE_OF_RUN {
-        return found;
-    }
-    let text = if found.text.trim().is_empty() { run } else { format!("{}\n{run}", found.text) };
+    let text = joined(found.text, kept, &run, words);
     Extracted { text, ..found }
+}
+
+/// `text` (of `kept` words), with `run` (of `words` words) after it when
+/// the run is [`FAR_SMALLER`] times the text or more and the text holds
+/// little of it.
+pub(super) fn joined(text: String, kept: usize, run: &str, words: usize) -> String {
+    if kept.saturating_mul(FAR_SMALLER) >= words || share_of_words_in(run, &text) >= MIN_SHARE_OF_RUN {
+        return text;
+    }
+    if text.trim().is_empty() { run.to_string() } else { format!("{text}\n{run}") }
 }
 
 /// An upper bound, roughly, of the words a browser would show: runs of

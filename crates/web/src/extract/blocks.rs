@@ -99,9 +99,16 @@ struct Frame {
 pub(super) fn blocks(html: &str) -> Option<Extracted> {
     // Scripts, styles and drawings are never content: the parser is spared them.
     let doc = Html::parse_document(&super::strip::strip(html));
-    let (mut blocks, title) = segment(&doc);
+    let (mut blocks, title) = segment(&doc, Names::Words);
     classify(&mut blocks);
-    let text = choose(&blocks)?;
+    let mut text = choose(&blocks)?;
+    let kept = count_words(&text);
+    let all: usize = blocks.iter().filter(|b| !matches!(b.class, Class::Chrome | Class::Linky)).map(|b| b.words).sum();
+    if kept.saturating_mul(super::shortfall::FAR_SMALLER) < all
+        && let Some((run, words)) = run_of(&doc)
+    {
+        text = super::shortfall::joined(text, kept, &run, words);
+    }
     // Everything but chrome and link lists, for learning the site's
     // template: what this page left out another page of the site may keep.
     let context = blocks
@@ -125,6 +132,17 @@ struct Survey {
     /// template (every paragraph of an Elementor page is a "widget"), not
     /// furniture.
     ignored: HashSet<&'static str>,
+}
+
+/// What the survey measured of one element.
+struct Size {
+    id: NodeId,
+    words: usize,
+    paragraphs: usize,
+    lines: usize,
+    prose: usize,
+    /// Named furniture outright (see [`is_named`]).
+    furniture: bool,
 }
 
 /// See [`Survey::ignored`].
@@ -153,6 +171,9 @@ struct Open {
     paragraphs: usize,
     /// Block-level elements under it with any words of their own.
     lines: usize,
+    /// Words of the block-level elements under it with [`GOOD_WORDS`] of
+    /// their own: its share of the page's prose.
+    prose: usize,
     rule: Option<&'static str>,
     chrome: bool,
     block: bool,
@@ -163,7 +184,10 @@ fn survey(doc: &Html) -> Survey {
     let mut by_rule: HashMap<&'static str, (usize, usize)> = HashMap::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut blocks: Vec<usize> = Vec::new();
-    let mut sizes: Vec<(NodeId, usize, usize, usize, bool)> = Vec::new();
+    let mut sizes: Vec<Size> = Vec::new();
+    // Prose in elements named furniture outright (`id=sidebar`), which
+    // never hold the content while the page has prose of its own elsewhere.
+    let mut named_prose = 0usize;
     // Paragraphs outside chrome and outside every element a discard rule
     // matched: the page's own text, when it has any.
     let mut free = 0usize;
@@ -199,6 +223,7 @@ fn survey(doc: &Html) -> Survey {
                         own: 0,
                         paragraphs: 0,
                         lines: 0,
+                        prose: 0,
                         rule,
                         chrome: is_chrome,
                         block,
@@ -229,6 +254,7 @@ fn survey(doc: &Html) -> Survey {
                     free += usize::from(o.own >= GOOD_WORDS && ruled == 0);
                     o.paragraphs += usize::from(o.own >= GOOD_WORDS);
                     o.lines += usize::from(o.own > 0);
+                    o.prose += if o.own >= GOOD_WORDS { o.own } else { 0 };
                 }
                 if let Some(r) = o.rule {
                     ruled -= 1;
@@ -237,31 +263,46 @@ fn survey(doc: &Html) -> Survey {
                     entry.1 += 1;
                 }
                 let furniture = o.rule.is_some_and(|r| !HOLDS_POSTS.contains(&r) && is_named(e, r));
-                sizes.push((o.id, o.words, o.paragraphs, o.lines, furniture));
+                named_prose += if furniture { o.prose } else { 0 };
+                sizes.push(Size {
+                    id: o.id,
+                    words: o.words,
+                    paragraphs: o.paragraphs,
+                    lines: o.lines,
+                    prose: o.prose,
+                    furniture,
+                });
                 if let Some(top) = stack.last_mut() {
                     top.words += o.words;
                     top.paragraphs += o.paragraphs;
                     top.lines += o.lines;
+                    top.prose += o.prose;
                 }
             }
         }
     }
-    let total = sizes.last().map_or(0, |s| s.1).max(1) as f64;
+    let total = sizes.last().map_or(0, |s| s.words).max(1) as f64;
+    let prose = sizes.last().map_or(0, |s| s.prose).saturating_sub(named_prose) as f64;
     exempt.extend(
         sizes
             .into_iter()
-            .filter(|(_, w, p, lines, furniture)| {
-                let w = *w as f64;
-                let big = (w >= MAX_RULE_SHARE * total && *p >= MIN_WRAPPER_PARAGRAPHS)
-                    || (w > MAJORITY * total && *lines >= RUN_LINES);
+            .filter(|s| {
+                let w = s.words as f64;
+                let big = (w >= MAX_RULE_SHARE * total && s.paragraphs >= MIN_WRAPPER_PARAGRAPHS)
+                    || (w > MAJORITY * total && s.lines >= RUN_LINES)
+                    // On a page whose every paragraph is inside elements
+                    // a furniture word matched, the one holding most of
+                    // that prose, however little: a thin post's paragraphs
+                    // in `category-popular` or `sidebar-and-content-body`.
+                    || (free == 0 && s.paragraphs > 0 && s.prose as f64 > MAJORITY * prose);
                 // An element that names itself furniture (`id=sidebar`)
                 // holds the content only on a page with no paragraph of its
                 // own elsewhere: on a thin page the sidebar's reviews or the
                 // teaser column outweigh the page's own words by far, and
                 // are still furniture.
-                big && (!furniture || free == 0)
+                big && (!s.furniture || free == 0)
             })
-            .map(|(id, ..)| id),
+            .map(|s| s.id),
     );
     let ignored = by_rule
         .into_iter()
@@ -271,9 +312,51 @@ fn survey(doc: &Html) -> Survey {
     Survey { exempt, ignored }
 }
 
+/// Which class and id names make an element furniture.
+#[derive(Clone, Copy)]
+enum Names {
+    /// A furniture word in any of them ([`named`]).
+    Words,
+    /// Only a furniture word that is a whole class or id ([`is_named`]).
+    Whole,
+}
+
+/// The page's longest run of content blocks and its words, read with
+/// furniture known by tag, role and whole names only: the page's own prose,
+/// whatever its wrappers' classes say. See [`super::shortfall`].
+pub(super) fn longest_run(html: &str) -> Option<(String, usize)> {
+    run_of(&Html::parse_document(&super::strip::strip(html)))
+}
+
+/// [`longest_run`] of a parsed page.
+fn run_of(doc: &Html) -> Option<(String, usize)> {
+    let (mut blocks, _) = segment(doc, Names::Whole);
+    classify(&mut blocks);
+    let mut best: Option<(usize, usize, usize)> = None;
+    let mut i = 0;
+    while i < blocks.len() {
+        if blocks[i].class != Class::Good {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut words = 0;
+        while i < blocks.len() && blocks[i].class == Class::Good {
+            words += blocks[i].words;
+            i += 1;
+        }
+        if best.is_none_or(|(_, _, w)| words > w) {
+            best = Some((start, i, words));
+        }
+    }
+    let (start, end, words) = best?;
+    let text: Vec<&str> = blocks[start..end].iter().map(|b| b.text.as_str()).collect();
+    Some((text.join("\n"), words))
+}
+
 /// Cuts the page into blocks: at block-level elements and at the borders of
 /// furniture, so that a block is furniture or not as a whole.
-fn segment(doc: &Html) -> (Vec<Block>, Option<String>) {
+fn segment(doc: &Html, names: Names) -> (Vec<Block>, Option<String>) {
     let survey = survey(doc);
     let mut blocks = Vec::new();
     let mut title = None;
@@ -305,7 +388,11 @@ fn segment(doc: &Html) -> (Vec<Block>, Option<String>) {
                     let is_chrome = chrome(e) || (name == "header" && d.main == 0 && !exempt);
                     let weak = !is_chrome
                         && !exempt
-                        && (name == "form" || discarded(e).is_some_and(|r| !survey.ignored.contains(r)));
+                        && (name == "form"
+                            || discarded(e).is_some_and(|r| match names {
+                                Names::Words => !survey.ignored.contains(r),
+                                Names::Whole => !HOLDS_POSTS.contains(&r) && is_named(e, r),
+                            }));
                     let heading = matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
                     let f = Frame {
                         link: name == "a",

@@ -9,6 +9,12 @@
 //! falls back to the next one, ending at all visible text, so a page never
 //! silently becomes an empty document.
 //!
+//! Whatever the extractor, words are kept apart as a browser shows them
+//! (the whitespace between inline elements separates words, adjacent inline
+//! elements do not: see `respace.rs`), and a text far smaller than the page's
+//! own run of prose, which it misses, gets that run added (see
+//! `shortfall.rs`): sites name the wrappers of their content like furniture.
+//!
 //! ```
 //! use webdup_web::extract::{extract, ExtractConfig, ExtractorKind};
 //!
@@ -24,7 +30,9 @@ mod clean;
 mod combine;
 pub mod guard;
 mod meta;
+mod respace;
 mod select;
+mod shortfall;
 mod strip;
 mod visible;
 pub mod words;
@@ -215,11 +223,21 @@ fn run_extractor(html: &str, url: Option<&str>, config: &ExtractConfig) -> Resul
         ExtractorKind::Blocks => combine::guarded(|| blocks::blocks(html)).or_else(|| combine::chromeless(html)),
         ExtractorKind::None => combine::chromeless(html),
     };
-    if let Some(e) = found {
-        return Ok(e);
+    let Some(mut e) = found else {
+        let (text, title) = visible_text(html);
+        return Ok(Extracted { text, title, extractor: "visible", context: None });
+    };
+    // trafilatura and rs-trafilatura separate the text of adjacent inline
+    // elements (`<b>Java</b><i>Script</i>`): the page's spacing is put back.
+    if matches!(e.extractor, "trafilatura" | "rs-trafilatura") {
+        e.text = respace::respace(&e.text, &visible_text(html).0);
     }
-    let (text, title) = visible_text(html);
-    Ok(Extracted { text, title, extractor: "visible", context: None })
+    // `none` keeps all the text outside the chrome: nothing to make up;
+    // `blocks` made up for it on the page it parsed.
+    if !matches!(e.extractor, "none" | "blocks") {
+        e = shortfall::make_up(html, e);
+    }
+    Ok(e)
 }
 
 /// Runs every extractor once on a small built-in page, so that their

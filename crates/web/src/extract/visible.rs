@@ -12,7 +12,11 @@ pub(super) const BLOCK: &[&str] = &[
     "aside",
     "blockquote",
     "br",
+    "caption",
+    "center",
     "dd",
+    "details",
+    "dir",
     "div",
     "dl",
     "dt",
@@ -28,14 +32,18 @@ pub(super) const BLOCK: &[&str] = &[
     "h5",
     "h6",
     "header",
+    "hgroup",
     "hr",
+    "legend",
     "li",
     "main",
+    "menu",
     "nav",
     "ol",
     "p",
     "pre",
     "section",
+    "summary",
     "table",
     "td",
     "th",
@@ -117,9 +125,14 @@ fn walk(doc: &Html, chrome_tags: &[&str], chrome_roles: &[&str]) -> (String, Opt
 }
 
 /// Appends a text node's words, keeping a space where the node had one at
-/// either end (`<b>bold</b> word`).
+/// either end (`<b>bold</b> word`). A node of whitespace alone separates
+/// words as a browser shows it: highlighted code puts the space between
+/// `<span>import</span> <span>numpy</span>` in a node of its own.
 pub(super) fn push_text(out: &mut String, text: &str) {
     if text.trim().is_empty() {
+        if !text.is_empty() && !out.is_empty() && !out.ends_with(['\n', ' ']) {
+            out.push(' ');
+        }
         return;
     }
     if !out.is_empty() && !out.ends_with(['\n', ' ']) && text.starts_with(char::is_whitespace) {

@@ -168,7 +168,9 @@ fn file_name(id: &str) -> &str {
 /// their leaders; an empty set is in no group.
 pub fn template_groups(sets: &[&[u64]]) -> Vec<Option<usize>> {
     let hasher = MinHasher::new(TEMPLATE_PERMUTATIONS, TEMPLATE_SEED);
-    let params = LshParams::optimal(TEMPLATE_JACCARD, TEMPLATE_PERMUTATIONS);
+    // Called once per folder: the banding is worked out once per process.
+    static PARAMS: std::sync::OnceLock<LshParams> = std::sync::OnceLock::new();
+    let params = *PARAMS.get_or_init(|| LshParams::optimal(TEMPLATE_JACCARD, TEMPLATE_PERMUTATIONS));
     // Band key to the groups whose leader has it, in group order.
     let mut table: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
     let mut leaders: Vec<&[u64]> = Vec::new();

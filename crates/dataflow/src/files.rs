@@ -63,7 +63,7 @@ pub struct IngestRow {
 pub struct IngestDoc {
     pub words: u64,
     pub digest: [u8; 16],
-    /// The MD5 of the decoded page (`None`: unknown).
+    /// The XXH3-128 digest of the decoded page (`None`: unknown).
     pub page_digest: Option<[u8; 16]>,
     pub shingles: Vec<u64>,
     pub context: Vec<u64>,

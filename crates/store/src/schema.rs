@@ -196,7 +196,7 @@ CREATE TABLE crawl_links (
 ) WITHOUT ROWID;
 ";
 
-/// Version 10: `page_digest`, the MD5 of the decoded page (fingerprint
+/// Version 10: `page_digest`, the XXH3-128 digest of the decoded page (fingerprint
 /// format 4), beside `digest`, the MD5 of its normalized text: two pages of
 /// one text are identical only when these agree too. NULL for pages stored
 /// before, which are then never identical to another page.

@@ -156,7 +156,7 @@ fn audit_follow_names_each_duplicate_its_cause_and_the_url_to_keep() {
     let r =
         Report { site: &site, json: serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap() };
     let j = &r.json;
-    assert_eq!(j["schema_version"], 2);
+    assert_eq!(j["schema_version"], 3);
 
     // Every variant is grouped with its article; the old path is a redirect.
     let article = r.cluster_of("/a").expect("the article is in a cluster");

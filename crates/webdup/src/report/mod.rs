@@ -268,7 +268,7 @@ impl ClusterReport {
             }
         }
         for id in &self.template_only {
-            w.write_record(["", "template only", id, "", "", "", "", "", ""])?;
+            w.write_record(["", "template only", id, "", "", "", "", "", "", "", "", ""])?;
         }
         for e in &self.errors {
             let error = format!("{}: {}", e.kind, e.message);

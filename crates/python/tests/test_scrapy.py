@@ -58,7 +58,6 @@ a JSON file.
 from __future__ import annotations
 
 import csv
-import gzip
 import html
 import json
 import os
@@ -67,14 +66,14 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 from collections import Counter, defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlsplit
+
+import loopback
 
 SITE_DIR = os.environ.get("WEBDUP_SITE")
 # An article page's path on the served site; anything else is navigation.
@@ -177,54 +176,17 @@ class Site:
         return file.read_bytes() if file else None
 
 
-class Server:
+class Server(loopback.Servers):
     """The site in threads: home and listings on 127.0.0.1, each corpus site on 127.0.0.N (2, 3...),
     ephemeral ports; every address serves every path, and the query string is ignored."""
 
     def __init__(self, site: Site) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                body = site.get(urlsplit(self.path).path)
-                if body is None:
-                    self.send_error(404)
-                    return
-                # Compressed when asked, as real sites do (Scrapy asks).
-                compressed = "gzip" in self.headers.get("Accept-Encoding", "")
-                if compressed:
-                    body = gzip.compress(body, mtime=0)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                if compressed:
-                    self.send_header("Content-Encoding", "gzip")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
+        super().__init__()
         assert len(site.sites) < 250, "one loopback address per corpus site"
-        self.servers: list[ThreadingHTTPServer] = []
-        self.threads: list[threading.Thread] = []
-        self.base = self._start(Handler, "127.0.0.1")
+        # Compressed when asked, as real sites do (Scrapy asks).
+        self.base = self.start(site.get, "127.0.0.1", gzip_when_asked=True)
         for n, name in enumerate(site.sites):
-            site.bases[name] = self._start(Handler, f"127.0.0.{n + 2}")
-
-    def _start(self, handler: Any, address: str) -> str:
-        httpd = ThreadingHTTPServer((address, 0), handler)
-        httpd.daemon_threads = True
-        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-        thread.start()
-        self.servers.append(httpd)
-        self.threads.append(thread)
-        return f"http://{address}:{httpd.server_address[1]}"
-
-    def close(self) -> None:
-        for httpd in self.servers:
-            httpd.shutdown()
-            httpd.server_close()
-        for thread in self.threads:
-            thread.join()
+            site.bases[name] = self.start(site.get, f"127.0.0.{n + 2}", gzip_when_asked=True)
 
 
 def crawl(base: str, out: Path, concurrency: int, *, action: Optional[str] = None,

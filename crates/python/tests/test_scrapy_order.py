@@ -34,14 +34,13 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+import loopback
 import multihost_site
 
 WEBDUP_BIN = os.environ.get("WEBDUP_BIN")
@@ -54,42 +53,20 @@ class Hosts:
     """Each host's folder served on 127.0.0.(n + 1), an ephemeral port."""
 
     def __init__(self, root: Path, hosts: list[str]) -> None:
-        self.servers: list[ThreadingHTTPServer] = []
-        self.threads: list[threading.Thread] = []
+        self.servers = loopback.Servers()
         self.base: dict[str, str] = {}
         for n, host in enumerate(hosts, start=1):
-            folder = root / host
-
-            class Handler(BaseHTTPRequestHandler):
-                def do_GET(self, folder: Path = folder) -> None:  # noqa: N802 (http.server's name)
-                    file = folder / urlsplit(self.path).path.lstrip("/")
-                    if "/" in urlsplit(self.path).path.lstrip("/") or not file.is_file():
-                        self.send_error(404)
-                        return
-                    body = file.read_bytes()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/html; charset=utf-8")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-
-                def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                    pass
-
-            httpd = ThreadingHTTPServer((f"127.0.0.{n + 1}", 0), Handler)
-            httpd.daemon_threads = True
-            thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-            thread.start()
-            self.servers.append(httpd)
-            self.threads.append(thread)
-            self.base[host] = f"http://127.0.0.{n + 1}:{httpd.server_address[1]}"
+            self.base[host] = self.servers.start(partial(page_in, root / host), f"127.0.0.{n + 1}")
 
     def close(self) -> None:
-        for httpd in self.servers:
-            httpd.shutdown()
-            httpd.server_close()
-        for thread in self.threads:
-            thread.join()
+        self.servers.close()
+
+
+def page_in(folder: Path, path: str) -> bytes | None:
+    """The file `path` names in `folder` (no subfolders), or None."""
+    name = path.lstrip("/")
+    file = folder / name
+    return file.read_bytes() if "/" not in name and file.is_file() else None
 
 
 def crawl(urls: list[str], out: Path) -> dict:

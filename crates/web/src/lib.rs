@@ -19,6 +19,7 @@ pub mod decode;
 pub mod error;
 pub mod extract;
 pub mod fetch;
+mod lex;
 pub mod site;
 pub mod source;
 #[cfg(feature = "warc")]

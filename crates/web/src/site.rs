@@ -1,249 +1,147 @@
 //! What a page's markup says of its site ([`webdup_core::site`]): the
 //! address it names for itself and its template's tokens.
 //!
-//! Read by a lexical pass over the tags, not a parse: it runs on every
-//! local page of a run, beside an extractor that has already parsed it, and
-//! needs only attributes.
+//! Read by a lexical pass over the start tags by the tokenizer's rules
+//! ([`crate::lex`]), not a parse: it runs on every local page of a run,
+//! beside an extractor that parses it, and needs only attributes.
 
+use crate::lex::{StartTags, is_space, raw_text_end};
 use webdup_core::site::{SiteSignals, hint_host};
 
 /// The page's site signals: the host of the first absolute http(s) address
 /// it names for itself (`<link rel=canonical>`, else `og:url`, else
 /// `<base href>`), and hashes of its template tokens: class and id names
-/// (digit runs folded, so `post-12` and `post-13` are one token) and the
-/// addresses of its stylesheets and scripts.
+/// (digit runs folded, so `post-12` and `post-13` are one token), the
+/// addresses of its stylesheets and scripts, and its short link texts.
 pub fn site_signals(html: &str) -> SiteSignals {
     let (mut canonical, mut og, mut base) = (None, None, None);
-    let mut template = Vec::new();
-    for tag in Tags::new(html) {
-        let attr = |name: &str| tag.attrs.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v);
-        for (name, value) in &tag.attrs {
-            if name.eq_ignore_ascii_case("class") {
-                template.extend(value.split_ascii_whitespace().map(|c| token(b'c', c)));
-            } else if name.eq_ignore_ascii_case("id") && !value.trim().is_empty() {
-                template.push(token(b'i', value.trim()));
+    let mut tokens = Tokens::default();
+    let mut tags = StartTags::new(html);
+    while let Some(tag) = tags.next_tag() {
+        let attr = |name: &[u8]| tag.attrs.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|&(_, v)| v);
+        for &(name, value) in tag.attrs {
+            if name.eq_ignore_ascii_case(b"class") {
+                for class in value.split(|c| is_space(*c)).filter(|c| !c.is_empty()) {
+                    tokens.push(b'c', class);
+                }
+            } else if name.eq_ignore_ascii_case(b"id") && !value.trim_ascii().is_empty() {
+                tokens.push(b'i', value.trim_ascii());
             }
         }
-        match tag.name.as_str() {
-            "link" => {
-                let rel = attr("rel").map(|r| r.to_ascii_lowercase()).unwrap_or_default();
-                let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
-                if let Some(href) = attr("href") {
-                    if rels.contains(&"canonical") && canonical.is_none() {
-                        canonical = hint_host(&unescape(href));
-                    } else if rels.contains(&"stylesheet") {
-                        template.push(address(href));
-                    }
-                }
-            }
-            "script" => template.extend(attr("src").map(|s| address(s))),
+        let is = |name: &[u8]| tag.name.eq_ignore_ascii_case(name);
+        if is(b"a") {
             // Link texts tell apart sister sites built on one theme (the
             // same class names, other menus).
-            "a" => template.extend(link_text(&html[tag.end..]).map(|t| token(b'a', &t))),
-            "meta" if og.is_none() => {
-                let named = attr("property").or_else(|| attr("name"));
-                if named.is_some_and(|n| n.trim().eq_ignore_ascii_case("og:url")) {
-                    og = attr("content").and_then(|c| hint_host(&unescape(c)));
+            tokens.link_text(&html[tag.end..]);
+        } else if is(b"link") {
+            let Some(href) = attr(b"href") else { continue };
+            let rel = attr(b"rel").unwrap_or_default();
+            let has = |word: &[u8]| rel.split(|c| is_space(*c)).any(|r| r.eq_ignore_ascii_case(word));
+            if has(b"canonical") {
+                if canonical.is_none() {
+                    canonical = host(href);
                 }
+            } else if has(b"stylesheet") {
+                tokens.address(href);
             }
-            "base" if base.is_none() => base = attr("href").and_then(|h| hint_host(&unescape(h))),
-            _ => {}
+        } else if is(b"script") {
+            if let Some(src) = attr(b"src") {
+                tokens.address(src);
+            }
+        } else if is(b"meta") && og.is_none() {
+            let named = attr(b"property").or_else(|| attr(b"name"));
+            if named.is_some_and(|n| n.trim_ascii().eq_ignore_ascii_case(b"og:url")) {
+                og = attr(b"content").and_then(host);
+            }
+        } else if is(b"base") && base.is_none() {
+            base = attr(b"href").and_then(host);
         }
     }
+    let mut template = tokens.hashes;
     template.sort_unstable();
     template.dedup();
     SiteSignals { hint: canonical.or(og).or(base), template }
 }
 
-/// The text of a link whose markup starts `rest` (up to its `</a`),
-/// lowercased, its spaces folded; `None` when empty or long (a link around
-/// a paragraph is content, not a menu).
-fn link_text(rest: &str) -> Option<String> {
-    const LONGEST: usize = 200;
-    let end = find_ascii_ci(&rest[..floor_boundary(rest, LONGEST)], "</a")?;
-    let (mut text, mut inside) = (String::new(), false);
-    for c in rest[..end].chars() {
-        match c {
-            '<' => inside = true,
-            '>' => inside = false,
-            _ if !inside => text.push(c),
-            _ => {}
+/// The host an attribute value names, if it is an absolute http(s) address.
+fn host(value: &[u8]) -> Option<String> {
+    // Tags and attribute values end at ASCII bytes, so a value of a `str`
+    // page is whole characters.
+    let value = std::str::from_utf8(value).ok()?;
+    hint_host(&value.replace("&amp;", "&"))
+}
+
+/// Template token hashes, made without an allocation per token.
+#[derive(Default)]
+struct Tokens {
+    hashes: Vec<u64>,
+    text: String,
+}
+
+impl Tokens {
+    /// A class or id name's (or link text's) hash, its digit runs folded
+    /// into one `0`. The tokens are only compared with each other, within
+    /// one run: a multiply-rotate hash per byte (FxHash's) with a final mix
+    /// is enough, and several times cheaper than a general hash over a
+    /// folded copy (profiled: pages have thousands of class names).
+    fn push(&mut self, kind: u8, name: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = u64::from(kind).wrapping_mul(K);
+        let mut digits = false;
+        for &b in name {
+            let digit = b.is_ascii_digit();
+            if !(digit && digits) {
+                h = (h.rotate_left(5) ^ u64::from(if digit { b'0' } else { b })).wrapping_mul(K);
+            }
+            digits = digit;
         }
+        // murmur3's finalizer, so that nearby names spread over all bits.
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        self.hashes.push(h ^ (h >> 33));
     }
-    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    (!folded.is_empty()).then_some(folded)
-}
 
-fn floor_boundary(s: &str, at: usize) -> usize {
-    let mut at = at.min(s.len());
-    while !s.is_char_boundary(at) {
-        at -= 1;
+    /// An asset address's hash, its query left out (versions change per
+    /// deploy).
+    fn address(&mut self, url: &[u8]) {
+        let url = url.trim_ascii();
+        let end = url.iter().position(|c| matches!(c, b'?' | b'#')).unwrap_or(url.len());
+        self.push(b'u', &url[..end]);
     }
-    at
-}
 
-/// A class or id name's hash, its digit runs folded into one `0`.
-fn token(kind: u8, name: &str) -> u64 {
-    let mut folded = vec![kind];
-    let mut digits = false;
-    for b in name.bytes() {
-        if b.is_ascii_digit() {
-            if !digits {
-                folded.push(b'0');
-            }
-            digits = true;
-        } else {
-            folded.push(b);
-            digits = false;
+    /// The text of a link whose markup starts `rest` (up to its `</a`),
+    /// lowercased, its spaces folded; none when empty or long (a link
+    /// around a paragraph is content, not a menu).
+    fn link_text(&mut self, rest: &str) {
+        const LONGEST: usize = 200;
+        let end = raw_text_end(&rest.as_bytes()[..rest.len().min(LONGEST)], 0, b"a");
+        if end == rest.len().min(LONGEST) {
+            return;
         }
-    }
-    xxhash_rust::xxh3::xxh3_64(&folded)
-}
-
-/// An asset address's hash, its query left out (versions change per deploy).
-fn address(url: &str) -> u64 {
-    let url = url.trim();
-    let url = url.split(['?', '#']).next().unwrap_or(url);
-    token(b'u', url)
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&amp;", "&")
-}
-
-/// A start tag: its lowercase name, its attributes as written and where
-/// it ends.
-struct Tag<'a> {
-    name: String,
-    attrs: Vec<(&'a str, &'a str)>,
-    end: usize,
-}
-
-/// The start tags of a page, in order; comments, declarations and the
-/// insides of `script`, `style` and `textarea` passed over.
-struct Tags<'a> {
-    html: &'a str,
-    at: usize,
-}
-
-impl<'a> Tags<'a> {
-    fn new(html: &'a str) -> Self {
-        Tags { html, at: 0 }
-    }
-
-    fn skip_past(&mut self, needle: &str) {
-        let rest = &self.html[self.at..];
-        self.at = match find_ascii_ci(rest, needle) {
-            Some(i) => self.at + i + needle.len(),
-            None => self.html.len(),
-        };
-    }
-}
-
-fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    if n.is_empty() || h.len() < n.len() {
-        return None;
-    }
-    let first = n[0].to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = memchr::memchr2(first, first.to_ascii_uppercase(), &h[from..]) {
-        let at = from + i;
-        if h.len() - at >= n.len() && h[at..at + n.len()].eq_ignore_ascii_case(n) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
-}
-
-impl<'a> Iterator for Tags<'a> {
-    type Item = Tag<'a>;
-
-    fn next(&mut self) -> Option<Tag<'a>> {
-        let bytes = self.html.as_bytes();
-        loop {
-            let open = memchr::memchr(b'<', &bytes[self.at..])? + self.at;
-            self.at = open + 1;
-            let rest = &self.html[self.at..];
-            if rest.starts_with("!--") {
-                self.skip_past("-->");
-                continue;
-            }
-            if !rest.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
-                // An end tag, a declaration or a stray `<`.
-                continue;
-            }
-            let name_len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'-').count();
-            let name = rest[..name_len].to_ascii_lowercase();
-            self.at += name_len;
-            let attrs = self.attributes();
-            let end = self.at;
-            match name.as_str() {
-                "script" | "style" | "textarea" => {
-                    let end = format!("</{name}");
-                    self.skip_past(&end);
-                }
-                _ => {}
-            }
-            return Some(Tag { name, attrs, end });
-        }
-    }
-}
-
-impl<'a> Tags<'a> {
-    /// Reads attributes up to the tag's `>`.
-    fn attributes(&mut self) -> Vec<(&'a str, &'a str)> {
-        let html = self.html;
-        let bytes = html.as_bytes();
-        let mut attrs = Vec::new();
-        loop {
-            while self.at < bytes.len() && (bytes[self.at].is_ascii_whitespace() || bytes[self.at] == b'/') {
-                self.at += 1;
-            }
-            if self.at >= bytes.len() {
-                return attrs;
-            }
-            if bytes[self.at] == b'>' {
-                self.at += 1;
-                return attrs;
-            }
-            let start = self.at;
-            while self.at < bytes.len()
-                && !matches!(bytes[self.at], b'=' | b'>' | b'/')
-                && !bytes[self.at].is_ascii_whitespace()
-            {
-                self.at += 1;
-            }
-            let name = &html[start..self.at];
-            while self.at < bytes.len() && bytes[self.at].is_ascii_whitespace() {
-                self.at += 1;
-            }
-            if self.at >= bytes.len() || bytes[self.at] != b'=' {
-                attrs.push((name, ""));
-                continue;
-            }
-            self.at += 1;
-            while self.at < bytes.len() && bytes[self.at].is_ascii_whitespace() {
-                self.at += 1;
-            }
-            let value = match bytes.get(self.at) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let from = self.at + 1;
-                    let end = memchr::memchr(q, &bytes[from..]).map_or(bytes.len(), |i| from + i);
-                    self.at = (end + 1).min(bytes.len());
-                    &html[from..end]
-                }
-                _ => {
-                    let from = self.at;
-                    while self.at < bytes.len() && bytes[self.at] != b'>' && !bytes[self.at].is_ascii_whitespace() {
-                        self.at += 1;
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        let (mut inside, mut space) = (false, false);
+        // `end` is at a `<`: a character boundary.
+        for c in rest[..end].chars() {
+            match c {
+                '<' => inside = true,
+                '>' => inside = false,
+                _ if inside => {}
+                c if c.is_whitespace() => space = !text.is_empty(),
+                c => {
+                    if std::mem::take(&mut space) {
+                        text.push(' ');
                     }
-                    &html[from..self.at]
+                    text.extend(c.to_lowercase());
                 }
-            };
-            attrs.push((name, value));
+            }
         }
+        if !text.is_empty() {
+            self.push(b'a', text.as_bytes());
+        }
+        self.text = text;
     }
 }
 

@@ -18,11 +18,10 @@
 //! the misnesting; when depth plus misnesting comes near the limit,
 //! [`check`] parses the page once with html5ever and measures the real tree.
 
-mod lex;
 mod names;
 
 use super::ExtractError;
-use lex::{comment_end, find, raw_text_end, tag_end, tag_name_end};
+use crate::lex::{comment_end, find, is_space, raw_text_end, tag_end, tag_name_end};
 use names::*;
 
 /// What one page may cost the extractors. Real pages stay far below each

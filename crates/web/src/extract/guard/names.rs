@@ -1,6 +1,8 @@
 //! The tag-name categories of HTML tree construction that decide nesting
 //! (void, raw text, formatting, special, scopes...), as bits looked up once per tag.
 
+use crate::lex::RAW_TEXT;
+
 /// Elements that put a marker on the list of active formatting elements:
 /// formatting opened inside them is not reopened outside.
 pub(super) const MARKERS: &[&[u8]] = &[b"td", b"th", b"caption", b"applet", b"marquee", b"object", b"template"];
@@ -26,10 +28,6 @@ pub(super) const VOID: &[&[u8]] = &[
     b"track",
     b"wbr",
 ];
-/// Elements whose content the tokenizer reads as text up to their end tag.
-/// `noscript` is one: html5ever parses with scripting on, as browsers do.
-pub(super) const RAW_TEXT: &[&[u8]] =
-    &[b"script", b"style", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript", b"textarea", b"title"];
 pub(super) const FORMATTING: &[&[u8]] =
     &[b"a", b"b", b"big", b"code", b"em", b"font", b"i", b"nobr", b"s", b"small", b"strike", b"strong", b"tt", b"u"];
 /// The HTML spec's "special" category: an end tag for another element does
@@ -273,8 +271,4 @@ pub(super) fn class(name: &[u8]) -> u16 {
         t
     });
     table.get(&lower[..name.len()]).copied().unwrap_or(0)
-}
-
-pub(super) fn is_space(c: u8) -> bool {
-    matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
 }

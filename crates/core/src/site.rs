@@ -13,11 +13,15 @@
 //!
 //! 1. **canonical**: the host of the address the page names for itself
 //!    (`<link rel=canonical>`, `og:url`, `<base href>`; absolute http(s)
-//!    only), read by whoever parsed the page ([`SiteSignals::hint`]);
+//!    only), read by whoever parsed the page ([`SiteSignals::hint`]), when
+//!    the page is in that host's home: the folder, or template group, with
+//!    most of the pages naming it. Elsewhere the page is most often a copy
+//!    naming its original (syndication, a print version) and keeps the site
+//!    of its own folder or group, whose template it has;
 //! 2. **template**: in a folder whose pages fall into several template
 //!    groups (pages whose template tokens, [`SiteSignals::template`], are
 //!    alike: Jaccard at least [`TEMPLATE_JACCARD`]), its group; a group
-//!    whose pages that name an address all name one host is that host;
+//!    that is the home of one host is that host;
 //! 3. **folder** (a local file's directory) or **host** (a URL's), as
 //!    before.
 //!
@@ -125,34 +129,56 @@ pub fn assign(docs: &[SiteInput<'_>], scope: TemplateScope) -> Vec<Option<Site>>
             folders.entry(s.name.as_str()).or_default().push(i);
         }
     }
-    let folders: Vec<(String, Vec<usize>)> = folders.into_iter().map(|(f, d)| (f.to_string(), d)).collect();
+    // Units of one site: each template group of a folder that splits, else
+    // the whole folder; in folder and then group order.
+    let mut units: Vec<(String, Option<usize>, Vec<usize>)> = Vec::new();
     for (folder, mut members) in folders {
         members.sort_by(|&a, &b| docs[a].id.cmp(docs[b].id));
         let sets: Vec<&[u64]> = members.iter().map(|&i| docs[i].signals.template.as_slice()).collect();
         let groups = template_groups(&sets);
         let split = groups.iter().flatten().max().is_some_and(|&g| g > 0);
-        // Units of one site: each template group when the folder splits,
-        // else the whole folder.
-        let mut units: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
+        let mut by_group: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
         for (m, g) in members.iter().zip(&groups) {
-            units.entry(if split { *g } else { None }).or_default().push(*m);
+            by_group.entry(if split { *g } else { None }).or_default().push(*m);
         }
-        for (group, unit) in units {
-            let mut hosts: Vec<&str> = unit.iter().filter_map(|&i| docs[i].signals.hint.as_deref()).collect();
-            hosts.sort_unstable();
-            hosts.dedup();
-            let (name, basis) = match (hosts.as_slice(), group) {
-                ([host], Some(_)) => (host.to_string(), SiteBasis::Template),
-                ([host], None) => (host.to_string(), SiteBasis::Folder),
-                (_, Some(_)) => (format!("{folder}#{}", file_name(docs[unit[0]].id)), SiteBasis::Template),
-                (_, None) => (folder.clone(), SiteBasis::Folder),
-            };
-            for i in unit {
-                out[i] = Some(match &docs[i].signals.hint {
-                    Some(host) => Site { name: host.clone(), basis: SiteBasis::Canonical },
-                    None => Site { name: name.clone(), basis },
-                });
+        units.extend(by_group.into_iter().map(|(g, unit)| (folder.to_string(), g, unit)));
+    }
+    // A host's home: the unit with most of the pages that name it (the
+    // first on a tie). A page naming a host from another unit is most often
+    // a copy that names its original (syndication, a print version): its
+    // template is its own unit's, and so is its site.
+    let mut named: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (u, (_, _, unit)) in units.iter().enumerate() {
+        for &i in unit {
+            if let Some(host) = &docs[i].signals.hint {
+                let counts = named.entry(host.as_str()).or_insert_with(|| vec![0; units.len()]);
+                counts[u] += 1;
             }
+        }
+    }
+    let home: HashMap<&str, usize> = named
+        .iter()
+        .map(|(host, counts)| {
+            let most = counts.iter().max().copied().unwrap_or(0);
+            (*host, counts.iter().position(|&c| c == most).unwrap_or(0))
+        })
+        .collect();
+    for (u, (folder, group, unit)) in units.iter().enumerate() {
+        let at_home = |i: usize| docs[i].signals.hint.as_deref().filter(|h| home.get(h) == Some(&u));
+        let mut hosts: Vec<&str> = unit.iter().filter_map(|&i| at_home(i)).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        let (name, basis) = match (hosts.as_slice(), group) {
+            ([host], Some(_)) => (host.to_string(), SiteBasis::Template),
+            ([host], None) => (host.to_string(), SiteBasis::Folder),
+            (_, Some(_)) => (format!("{folder}#{}", file_name(docs[unit[0]].id)), SiteBasis::Template),
+            (_, None) => (folder.clone(), SiteBasis::Folder),
+        };
+        for &i in unit {
+            out[i] = Some(match at_home(i) {
+                Some(host) => Site { name: host.to_string(), basis: SiteBasis::Canonical },
+                None => Site { name: name.clone(), basis },
+            });
         }
     }
     out
@@ -280,6 +306,31 @@ mod tests {
             ("site/b.html", signals(None, tokens(1, 30, 0))),
         ];
         assert_eq!(sites(&docs), [("blog.example".into(), "canonical"), ("blog.example".into(), "folder")]);
+    }
+
+    #[test]
+    fn a_copy_naming_its_original_keeps_its_own_site() {
+        // One folder per site: the syndicated copy in b/ names a's host.
+        let docs = vec![
+            ("a/1.html", signals(Some("a.example"), tokens(1, 30, 0))),
+            ("a/2.html", signals(Some("a.example"), tokens(1, 30, 0))),
+            ("b/1.html", signals(Some("b.example"), tokens(2, 30, 0))),
+            ("b/copy.html", signals(Some("a.example"), tokens(2, 30, 0))),
+        ];
+        let found = sites(&docs);
+        assert_eq!(found[1], ("a.example".into(), "canonical"));
+        assert_eq!(found[3], ("b.example".into(), "folder"), "not a.example: b/ is a.example's home by no count");
+        // One flat folder: the copy is in b's template group.
+        let docs = vec![
+            ("dump/a1.html", signals(Some("a.example"), tokens(1, 30, 0))),
+            ("dump/a2.html", signals(Some("a.example"), tokens(1, 30, 0))),
+            ("dump/b1.html", signals(None, tokens(2, 30, 0))),
+            ("dump/b2.html", signals(Some("a.example"), tokens(2, 30, 0))),
+        ];
+        let found = sites(&docs);
+        assert_eq!(found[0], ("a.example".into(), "canonical"));
+        assert_eq!(found[3], ("dir:dump#b1.html".into(), "template"));
+        assert_eq!(found[2], found[3]);
     }
 
     #[test]

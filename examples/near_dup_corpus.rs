@@ -2,11 +2,12 @@
 //! see `webdup_eval::corpus` and docs/near-dup-corpus.md):
 //!
 //! `cargo run --release --example near_dup_corpus -- --data ../shared/data --out DIR --pages N --seed S
-//! [--pages-per-template K] [--sources-per-dataset M] [--flat] [--furniture SHARE]`
+//! [--pages-per-template K] [--sources-per-dataset M] [--flat] [--furniture SHARE] [--canonicals]`
 //!
 //! `--flat` writes every page into one folder (`pages/pNNNNN.html`, same truth); `--furniture SHARE`
 //! wraps the content of that share of the templates in furniture-like containers (`…-widget-wrap`,
-//! `category-popular`, page builders' wrappers).
+//! `category-popular`, page builders' wrappers); `--canonicals` gives every page a `<link rel=canonical>`
+//! (a syndicated copy names its original's address).
 //!
 //! `--texts` also writes each page's inserted main text to `texts/sNNNN/pNNNNN.txt`: clustering those
 //! (`webdup cluster texts`, ids mapped back with `sed 's#texts/\(.*\)\.txt#pages/\1.html#'`) measures
@@ -21,7 +22,7 @@ use anyhow::{Context, bail};
 use webdup_eval::corpus::{CorpusConfig, generate};
 
 const USAGE: &str = "usage: near_dup_corpus --data DIR --out DIR [--pages N] [--seed S] [--pages-per-template K] \
-                     [--sources-per-dataset M] [--texts] [--flat] [--furniture SHARE]";
+                     [--sources-per-dataset M] [--texts] [--flat] [--furniture SHARE] [--canonicals]";
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -41,6 +42,7 @@ fn main() -> anyhow::Result<()> {
             "--texts" => texts = true,
             "--flat" => config.flat = true,
             "--furniture" => config.furniture = value()?.parse().context("--furniture")?,
+            "--canonicals" => config.canonicals = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Ok(());

@@ -90,7 +90,26 @@ impl Corpus {
             None => paragraphs.iter().map(|p| format!("<p>{}</p>\n", escape(p))).collect(),
         };
         let body = self.furniture(page.template, body);
-        Composed { html: fill(template, &title, &body, &swaps), text: paragraphs.join("\n\n"), note }
+        let mut html = fill(template, &title, &body, &swaps);
+        if self.config.canonicals {
+            html = with_canonical(html, &self.address(page));
+        }
+        Composed { html, text: paragraphs.join("\n\n"), note }
+    }
+
+    /// The address a page names for itself with `--canonicals`: an original
+    /// and its mirrors, and its syndicated copies, the original's on the
+    /// content's home site; any other page its own, on its template's site.
+    fn address(&self, page: &Page) -> String {
+        match (page.kind, page.content) {
+            (Kind::Original | Kind::Mirror | Kind::Syndicated, Some(c)) => {
+                format!("https://s{:04}.example/articles/c{c:05}.html", self.contents[c].home)
+            }
+            _ => {
+                let file = page.id.rsplit('/').next().unwrap_or(&page.id);
+                format!("https://s{:04}.example/{file}", page.template)
+            }
+        }
     }
 
     /// The body inside furniture-like wrappers, for the share of templates
@@ -323,6 +342,17 @@ pub(super) fn fill(template: &Template, title: &str, content: &str, swaps: &BTre
         }
     }
     out
+}
+
+/// `html` with `<link rel=canonical href=address>` put before its `</head>`
+/// (or first, when it has none).
+fn with_canonical(mut html: String, address: &str) -> String {
+    let link = format!("<link rel=\"canonical\" href=\"{address}\">");
+    match html.to_ascii_lowercase().find("</head") {
+        Some(at) => html.insert_str(at, &link),
+        None => html.insert_str(0, &link),
+    }
+    html
 }
 
 fn escape(s: &str) -> String {

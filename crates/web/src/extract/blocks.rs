@@ -177,11 +177,27 @@ struct Open {
     rule: Option<&'static str>,
     chrome: bool,
     block: bool,
+    /// A `header` outside `main` and `article`: the page's header, chrome
+    /// unless it holds the heading, the article or `main` (see [`survey`]).
+    header: bool,
+    /// What the survey had counted when it opened: a page header's part is
+    /// taken back when it closes.
+    before: Counted,
+}
+
+/// Running counts of the survey, kept at each element's opening.
+#[derive(Clone, Copy, Default)]
+struct Counted {
+    free: usize,
+    named_prose: usize,
+    rules: usize,
+    sizes: usize,
 }
 
 fn survey(doc: &Html) -> Survey {
     let mut exempt = HashSet::new();
-    let mut by_rule: HashMap<&'static str, (usize, usize)> = HashMap::new();
+    // Words of each element a discard rule matched, in closing order.
+    let mut rule_words: Vec<(&'static str, usize)> = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut blocks: Vec<usize> = Vec::new();
     let mut sizes: Vec<Size> = Vec::new();
@@ -191,7 +207,7 @@ fn survey(doc: &Html) -> Survey {
     // Paragraphs outside chrome and outside every element a discard rule
     // matched: the page's own text, when it has any.
     let mut free = 0usize;
-    let (mut skip, mut chrome_depth, mut ruled, mut link) = (0usize, 0usize, 0usize, 0usize);
+    let (mut skip, mut chrome_depth, mut ruled, mut link, mut main) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut found_h1 = false;
     for edge in doc.tree.root().traverse() {
         match edge {
@@ -206,7 +222,9 @@ fn survey(doc: &Html) -> Survey {
                     chrome_depth += usize::from(is_chrome);
                     link += usize::from(name == "a");
                     let first_h1 = name == "h1" && chrome_depth == 0 && !found_h1;
-                    if first_h1 || matches!(name, "article" | "main") || e.attr("role") == Some("main") {
+                    let is_main = matches!(name, "article" | "main") || e.attr("role") == Some("main");
+                    main += usize::from(is_main);
+                    if first_h1 || is_main {
                         found_h1 |= first_h1;
                         exempt.extend(node.ancestors().map(|a| a.id()));
                         exempt.insert(node.id());
@@ -227,6 +245,8 @@ fn survey(doc: &Html) -> Survey {
                         rule,
                         chrome: is_chrome,
                         block,
+                        header: name == "header" && main == 0,
+                        before: Counted { free, named_prose, rules: rule_words.len(), sizes: sizes.len() },
                     });
                 }
                 Node::Text(t) if skip == 0 && chrome_depth == 0 && link == 0 => {
@@ -249,6 +269,7 @@ fn survey(doc: &Html) -> Survey {
                 let Some(mut o) = stack.pop() else { continue };
                 chrome_depth -= usize::from(o.chrome);
                 link -= usize::from(e.name() == "a");
+                main -= usize::from(matches!(e.name(), "article" | "main") || e.attr("role") == Some("main"));
                 if o.block {
                     blocks.pop();
                     free += usize::from(o.own >= GOOD_WORDS && ruled == 0);
@@ -258,9 +279,19 @@ fn survey(doc: &Html) -> Survey {
                 }
                 if let Some(r) = o.rule {
                     ruled -= 1;
-                    let entry = by_rule.entry(r).or_default();
-                    entry.0 += o.words;
-                    entry.1 += 1;
+                    rule_words.push((r, o.words));
+                }
+                // A page header that holds neither the heading, the article
+                // nor `main` is chrome, as the segmentation reads it: on a
+                // thin page its cart, account menu or notices outweigh the
+                // page's own words, and must not pass for the content's
+                // wrapper nor for text of the page's own.
+                if o.header && !exempt.contains(&o.id) {
+                    free = o.before.free;
+                    named_prose = o.before.named_prose;
+                    rule_words.truncate(o.before.rules);
+                    sizes.truncate(o.before.sizes);
+                    continue;
                 }
                 let furniture = o.rule.is_some_and(|r| !HOLDS_POSTS.contains(&r) && is_named(e, r));
                 named_prose += if furniture { o.prose } else { 0 };
@@ -304,6 +335,12 @@ fn survey(doc: &Html) -> Survey {
             })
             .map(|s| s.id),
     );
+    let mut by_rule: HashMap<&'static str, (usize, usize)> = HashMap::new();
+    for (r, words) in rule_words {
+        let entry = by_rule.entry(r).or_default();
+        entry.0 += words;
+        entry.1 += 1;
+    }
     let ignored = by_rule
         .into_iter()
         .filter(|(_, (words, matches))| *matches >= MIN_RULE_MATCHES && *words as f64 >= MAX_RULE_SHARE * total)
@@ -762,6 +799,23 @@ mod tests {
              <section id=comments>{paragraphs}</section></body>"
         );
         assert!(text(&forum).contains("Paragraph 6."), "{}", text(&forum));
+    }
+
+    #[test]
+    fn a_page_headers_cart_outweighing_a_thin_post_is_still_chrome() {
+        let cart = "<div class=minicart><div class=notice>Please remove this item from your basket before you \
+                    place your order with us</div><div class=notice>We are sorry, there is limited stock of this \
+                    item, please change the quantity to go on</div><div>Quantity</div><div>Unit price</div>\
+                    <div>Item total</div><div>Estimated shipping cost: worked out at checkout</div></div>";
+        let html = format!(
+            "<html><body><header><a href=/>Shop</a>{cart}</header><main><article class=\"post category-popular\">\
+             <div class=sidebar-and-content-body><p>{NOTE}</p></div></article></main>\
+             <footer><p>Copyright 2025 Example Shop, all rights reserved.</p></footer></body></html>"
+        );
+        assert_eq!(text(&html), NOTE);
+        // A header that holds the page's heading is no chrome.
+        let html = format!("<body><header><h1>Reading room</h1><p>{NOTE}</p></header></body>");
+        assert_eq!(text(&html), format!("Reading room\n{NOTE}"));
     }
 
     #[test]

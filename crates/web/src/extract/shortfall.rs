@@ -9,7 +9,10 @@
 //! text is compared with the page's longest run of content blocks read
 //! without class-name rules ([`super::blocks::longest_run`]): when the run
 //! is [`FAR_SMALLER`] times the kept text or more and the kept text holds
-//! little of it, the run is added to the kept text.
+//! little of it, the run is added to the kept text. A run is measured by
+//! what it says once ([`said_once`]): a carousel's slides or a list of
+//! per-country notices repeat one sentence many times, and are a banner,
+//! not the page's prose.
 
 use super::Extracted;
 use super::words::share_of_words_in;
@@ -35,14 +38,39 @@ pub(super) fn make_up(html: &str, found: Extracted) -> Extracted {
 }
 
 /// `text` (of `kept` words), with `run` (of `words` words) after it when
-/// the run is [`FAR_SMALLER`] times the text or more and the text holds
-/// little of it.
+/// the run says [`FAR_SMALLER`] times as much as the text or more and the
+/// text holds little of it.
 pub(super) fn joined(text: String, kept: usize, run: &str, words: usize) -> String {
-    if kept.saturating_mul(FAR_SMALLER) >= words || share_of_words_in(run, &text) >= MIN_SHARE_OF_RUN {
+    let far_smaller = |words: usize| kept.saturating_mul(FAR_SMALLER) < words;
+    if !far_smaller(words) || !far_smaller(said_once(run)) || share_of_words_in(run, &text) >= MIN_SHARE_OF_RUN {
         return text;
     }
     if text.trim().is_empty() { run.to_string() } else { format!("{text}\n{run}") }
 }
+
+/// Words of `text` with every repeated stretch counted once: its distinct
+/// word 5-grams (case folded), plus the four words the first one starts
+/// after; a text of fewer than five words counts its words.
+fn said_once(text: &str) -> usize {
+    use std::hash::{Hash, Hasher};
+    let words: Vec<String> = super::words::tokens(text).into_iter().map(str::to_lowercase).collect();
+    if words.len() < SAID_IN {
+        return words.len();
+    }
+    let grams: std::collections::HashSet<u64> = words
+        .windows(SAID_IN)
+        .map(|w| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            w.hash(&mut h);
+            h.finish()
+        })
+        .collect();
+    grams.len() + SAID_IN - 1
+}
+
+/// Words in the stretches [`said_once`] counts, as in the duplicate
+/// finder's shingles.
+const SAID_IN: usize = 5;
 
 /// An upper bound, roughly, of the words a browser would show: runs of
 /// letters and digits outside tags, scripts, styles and comments.
@@ -88,6 +116,33 @@ mod tests {
         let body = format!("{PARA}\n{PARA}");
         assert_eq!(make_up(&html, kept(&body)).text, body);
         assert_eq!(make_up(&html, kept(PARA)).text, PARA);
+    }
+
+    #[test]
+    fn a_banner_repeating_one_sentence_is_no_prose_to_add() {
+        // Twelve slides of a promotion bar, one sentence for three regions.
+        let regions = ["Austria", "Canada", "Denmark"].repeat(4);
+        let slides: String = regions
+            .iter()
+            .map(|r| {
+                format!(
+                    "<p>Free delivery to {r} on larger orders. For more information on delivery rates and \
+                     timelines, please visit our international page</p>"
+                )
+            })
+            .collect();
+        let html = format!("<body><div class=promo-bar>{slides}</div><h3>{OWN}</h3></body>");
+        assert_eq!(make_up(&html, kept(OWN)).text, OWN);
+        // Fewer words, each paragraph saying something new: prose the text missed.
+        let html = format!(
+            "<body><div class=promo-bar><p>{PARA}</p><p>Seed swaps run on the first Saturday of each month \
+             in the library hall, and anyone who brings a packet of saved seeds takes home three others.</p>\
+             <p>The oldest pear tree, planted by the founding members in 1983, fruited again after two years \
+             of careful pruning and a new mulch of wood chips.</p></div><h3>{OWN}</h3></body>"
+        );
+        assert!(make_up(&html, kept(OWN)).text.contains("sixty degrees"));
+        assert_eq!(said_once("a b c d e a b c d e a b c d e"), 9);
+        assert_eq!(said_once("A b"), 2);
     }
 
     #[test]

@@ -233,7 +233,9 @@ pub(super) const F_LIST: u16 = 1 << 13;
 /// The categories a tag name belongs to (any case), looked up once per tag
 /// so the scan compares bits, not names.
 pub(super) fn class(name: &[u8]) -> u16 {
-    static TABLE: std::sync::OnceLock<std::collections::HashMap<Vec<u8>, u16>> = std::sync::OnceLock::new();
+    // hashbrown's default hasher (foldhash): with std's SipHash this lookup was 3.1% of
+    // `cluster`'s instructions on the near-duplicate corpus (callgrind), with foldhash 1.4%.
+    static TABLE: std::sync::OnceLock<hashbrown::HashMap<Vec<u8>, u16>> = std::sync::OnceLock::new();
     const LONGEST: usize = 14; // annotation-xml
     if name.len() > LONGEST {
         return 0;
@@ -243,7 +245,7 @@ pub(super) fn class(name: &[u8]) -> u16 {
         *l = c.to_ascii_lowercase();
     }
     let table = TABLE.get_or_init(|| {
-        let mut t = std::collections::HashMap::new();
+        let mut t = hashbrown::HashMap::new();
         let lists: [(&[&[u8]], u16); 14] = [
             (VOID, F_VOID),
             (RAW_TEXT, F_RAW_TEXT),

@@ -217,7 +217,20 @@ pub fn fill(units: &impl Units, audit: &mut Audit, markup: &(dyn Fn(usize) -> Re
         .filter(|&c| audit.clusters[c].members.iter().any(|m| !m.representative && m.same_text && !m.identical))
         .collect();
     let mut budget = MAX_REPORT_LINES;
+    let full = || format!("left out: the report holds at most {MAX_REPORT_LINES} lines of markup diff");
     for chunk in wanted.chunks(CLUSTERS_AT_ONCE) {
+        if budget == 0 {
+            // Nothing more fits: no page is read again for a diff left out.
+            for &c in chunk {
+                let rep = audit.clusters[c].representative;
+                for m in audit.clusters[c].members.iter_mut() {
+                    if !m.representative && m.same_text && !m.identical {
+                        m.markup = Some(MarkupDiff::unavailable(rep, full()));
+                    }
+                }
+            }
+            continue;
+        }
         let clusters = &audit.clusters;
         let diffs: Vec<Vec<(usize, MarkupDiff)>> = units.map(chunk.len(), |n| {
             let c = &clusters[chunk[n]];
@@ -242,8 +255,8 @@ pub fn fill(units: &impl Units, audit: &mut Audit, markup: &(dyn Fn(usize) -> Re
         for (&c, found) in chunk.iter().zip(diffs) {
             for (i, d) in found {
                 let d = if d.size() > budget {
-                    let why = format!("left out: the report holds at most {MAX_REPORT_LINES} lines of markup diff");
-                    MarkupDiff::unavailable(d.against, why)
+                    budget = 0;
+                    MarkupDiff::unavailable(d.against, full())
                 } else {
                     budget -= d.size();
                     d
@@ -312,6 +325,77 @@ mod tests {
         );
         assert_eq!(a[h.a - 1], "</li>");
         assert!(diff(7, &a, &a, false).hunks.is_empty());
+    }
+
+    /// Three pages of one text, their pages unknown (so same text, not
+    /// identical): the first is the representative.
+    fn same_text_audit() -> Audit {
+        use crate::audit::{AuditConfig, AuditPage, AuditSettings, Content};
+        use webdup_core::DocKey;
+        use webdup_core::dedup;
+        use webdup_core::fingerprint::Fingerprint;
+        use webdup_core::page::PageRecord;
+        use webdup_core::settings::{FingerprintSettings, MatchSettings};
+        use webdup_core::shingle::{ShingleConfig, Shingler};
+        use webdup_core::sketch::MinHasher;
+        use webdup_core::units::InTurn;
+
+        let text = "the harbour office posts the winter ferry timetable on the board every monday morning";
+        let sh = Shingler::new(ShingleConfig::default()).shingle(text);
+        let minhash = MinHasher::new(128, 42).sketch(&sh.hashes);
+        let urls = ["https://a.test/ferry", "https://a.test/ferry?utm=1", "https://a.test/ferry?utm=2"];
+        let docs: Vec<Fingerprint> = (0..3)
+            .map(|n| {
+                let (hashes, key) = (sh.hashes.clone(), DocKey(n as u64));
+                Fingerprint::from_parts(urls[n].into(), key, sh.word_count, hashes, sh.digest, minhash.clone(), 0)
+            })
+            .collect();
+        let pages: Vec<AuditPage> = (0..3)
+            .map(|n| AuditPage {
+                record: PageRecord::observed(urls[n].into(), None, None),
+                content: Content::Doc(DocKey(n as u64)),
+            })
+            .collect();
+        let settings =
+            AuditSettings::new(&FingerprintSettings::default(), &MatchSettings::default(), &AuditConfig::default());
+        let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
+        Audit::build(&InTurn, &pages, &docs, &clustering, None, settings)
+    }
+
+    #[test]
+    fn members_get_a_diff_or_a_note_and_the_representative_is_read_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use webdup_core::units::InTurn;
+
+        let mut audit = same_text_audit();
+        let rep = audit.clusters[0].representative;
+        let reads = AtomicUsize::new(0);
+        let markup = |page: usize| {
+            reads.fetch_add(1, Ordering::Relaxed);
+            match page {
+                p if p == rep => Ok("<a href=\"/next\">Next</a>".to_string()),
+                2 => Err("gone".to_string()),
+                p => Ok(format!("<a href=\"/next?utm={p}\">Next</a>")),
+            }
+        };
+        fill(&InTurn, &mut audit, &markup);
+        assert_eq!(reads.load(Ordering::Relaxed), 3, "the representative's markup is read once");
+        for m in &audit.clusters[0].members {
+            let d = m.markup.as_ref();
+            match m.page {
+                p if p == rep => assert_eq!(d, None),
+                2 => assert_eq!(d.and_then(|d| d.unavailable.as_deref()), Some("markup not available: gone")),
+                p => assert_eq!(
+                    d.map(|d| d.hunks[0].lines.clone()),
+                    Some(vec![
+                        "-<a href=\"/next\">".into(),
+                        format!("+<a href=\"/next?utm={p}\">"),
+                        " Next".into(),
+                        " </a>".into()
+                    ])
+                ),
+            }
+        }
     }
 
     #[test]

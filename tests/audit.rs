@@ -353,24 +353,20 @@ fn audit_report_renders_in_headless_chromium() {
     assert!(ins.contains("three") && ins.contains("and ninety") && ins.contains("Printed from"), "{ins}");
     assert_eq!(del, "four");
 
-    // A same-text pair: the texts match word for word, so the view shows
-    // what differs in their markup (the fixture comment at the top).
-    let market = run().json["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["kind"] == "same-text")
-        .expect("the winter market pages are same text");
-    let same = market["members"].as_array().unwrap().iter().find(|m| m["markup"].is_object()).unwrap();
-    let market_url = format!("file://{}#diff={},{}", report.display(), market["representative"], same["page"]);
-    let doc = scraper::Html::parse_document(&headless(&browser, &market_url, &["--dump-dom"]));
+    // A same-text pair: the texts match word for word, so the view shows the
+    // record fields that differ (title, canonical) and the markup's lines.
+    let copy = page("widgets/blue-widget-copy.html");
+    let same_url = format!("file://{}#diff={a},{copy}", report.display());
+    let doc = scraper::Html::parse_document(&headless(&browser, &same_url, &["--dump-dom"]));
     assert_eq!(doc.select(&sel("#js-errors")).next().unwrap().text().collect::<String>(), "");
     assert!(doc.select(&sel("#diff-same-text")).next().is_some(), "the same-text view");
+    assert_eq!(doc.select(&sel("#diff-fields tr")).count(), 2, "title and canonical differ");
     let markup = doc.select(&sel("#diff-markup")).next().expect("the markup diff shows");
     let ins: String = markup.select(&sel("ins")).flat_map(|e| e.text()).collect();
     let del: String = markup.select(&sel("del")).flat_map(|e| e.text()).collect();
-    assert!(ins.starts_with("+ ") && del.starts_with("- "), "{ins} / {del}");
-    assert!(markup.text().collect::<String>().contains("only on the right"), "the diff's counts");
+    assert!(ins.contains(r#"+ <link rel="canonical" href="/widgets/blue-widget-copy.html">"#), "{ins}");
+    assert!(del.contains(r#"- <link rel="canonical" href="/widgets/blue-widget.html">"#), "{del}");
+    assert!(markup.text().collect::<String>().contains("3 lines only on the left"), "the diff's counts");
 
     // `#cluster=N` opens that cluster's members: one row per member, a
     // "compare" link for each but the representative, and the any-two picker

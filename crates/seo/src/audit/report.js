@@ -251,9 +251,11 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
         return el("tr", null, el("th", null, f[0]), td(D.pages[a][f[1]] == null ? "—" : String(D.pages[a][f[1]])),
           td(D.pages[b][f[1]] == null ? "—" : String(D.pages[b][f[1]])));
       });
+      var fieldRows = el("tbody");
+      rows.forEach(function (r) { fieldRows.append(r); });
       view.append(el("p", { class: "diffstats", id: "diff-same-text" }, "Same text: the main texts are the same word for word (" +
         wa.length + " words); the pages differ outside them, in markup or lines the extractor left out."),
-        rows.length ? el("table", { class: "member-table", id: "diff-fields" }, el("tbody", null, rows))
+        rows.length ? el("table", { class: "member-table", id: "diff-fields" }, fieldRows)
           : el("p", { class: "muted" }, "Their title, status, canonical and robots are the same too."),
         markupView(a, b));
       return;

@@ -353,6 +353,21 @@ fn audit_report_renders_in_headless_chromium() {
     assert!(ins.contains("three") && ins.contains("and ninety") && ins.contains("Printed from"), "{ins}");
     assert_eq!(del, "four");
 
+    // A same-text pair: the texts match word for word, so the view shows the
+    // record fields that differ (title, canonical) and the markup's lines.
+    let copy = page("widgets/blue-widget-copy.html");
+    let same_url = format!("file://{}#diff={a},{copy}", report.display());
+    let doc = scraper::Html::parse_document(&headless(&browser, &same_url, &["--dump-dom"]));
+    assert_eq!(doc.select(&sel("#js-errors")).next().unwrap().text().collect::<String>(), "");
+    assert!(doc.select(&sel("#diff-same-text")).next().is_some(), "the same-text view");
+    assert_eq!(doc.select(&sel("#diff-fields tr")).count(), 2, "title and canonical differ");
+    let markup = doc.select(&sel("#diff-markup")).next().expect("the markup diff shows");
+    let ins: String = markup.select(&sel("ins")).flat_map(|e| e.text()).collect();
+    let del: String = markup.select(&sel("del")).flat_map(|e| e.text()).collect();
+    assert!(ins.contains(r#"+ <link rel="canonical" href="/widgets/blue-widget-copy.html">"#), "{ins}");
+    assert!(del.contains(r#"- <link rel="canonical" href="/widgets/blue-widget.html">"#), "{del}");
+    assert!(markup.text().collect::<String>().contains("3 lines only on the left"), "the diff's counts");
+
     // `#cluster=N` opens that cluster's members: one row per member, a
     // "compare" link for each but the representative, and the any-two picker
     // listing every member in both of its menus.
@@ -521,11 +536,20 @@ fn audit_of_the_index_reports_what_the_fresh_audit_reported() {
     // same metadata (canonical and noindex sources included), the same
     // clusters, similarities and canonical verdicts, duplicate values, thin
     // pages and errors.
+    // An index keeps no page's markup: the same-text members' markup diffs
+    // are the fresh audit's alone, and the index's say why they are missing.
+    let (fresh_clusters, fresh_markup) = without_markup(&fresh["clusters"]);
+    let (stored_clusters, stored_markup) = without_markup(&stored["clusters"]);
+    assert_eq!(stored_clusters, fresh_clusters, "clusters differ");
+    assert_eq!(stored_markup.len(), fresh_markup.len());
+    assert!(fresh_markup.iter().all(|d| d["hunks"].as_array().is_some_and(|h| !h.is_empty())), "{fresh_markup:?}");
+    for d in &stored_markup {
+        assert_eq!(d["unavailable"], "markup not available: an index keeps no page's markup");
+    }
     for key in [
         "schema_version",
         "settings",
         "summary",
-        "clusters",
         "duplicate_titles",
         "duplicate_descriptions",
         "duplicate_h1s",
@@ -550,9 +574,28 @@ fn audit_of_the_index_reports_what_the_fresh_audit_reported() {
     assert_eq!(Some(&wb), diff_words(&fresh_data, b).as_ref());
     let text = |w: &[String]| w.join(" ");
     assert!(text(&wa).contains("four hundred grams") && text(&wb).contains("three hundred and ninety grams"));
-    for key in ["pages", "clusters", "bases", "texts", "missing"] {
+    for key in ["pages", "bases", "texts", "missing"] {
         assert_eq!(stored_data[key], fresh_data[key], "report.html data {key} differs");
     }
+    // A cluster row's members are `[page, similarity, containment, kind, markup]`.
+    let members_without_markup = |data: &Value| -> Vec<Value> {
+        let rows = data["clusters"].as_array().unwrap().iter();
+        rows.flat_map(|c| c[8].as_array().unwrap().iter().map(|m| Value::from(m.as_array().unwrap()[..4].to_vec())))
+            .collect()
+    };
+    assert_eq!(members_without_markup(&stored_data), members_without_markup(&fresh_data));
+}
+
+/// Clusters with their members' `markup` taken out, and the markups taken.
+fn without_markup(clusters: &Value) -> (Value, Vec<Value>) {
+    let mut clusters = clusters.clone();
+    let mut taken = Vec::new();
+    for c in clusters.as_array_mut().unwrap() {
+        for m in c["members"].as_array_mut().unwrap() {
+            taken.extend(m.as_object_mut().unwrap().remove("markup"));
+        }
+    }
+    (clusters, taken)
 }
 
 #[test]

@@ -55,6 +55,13 @@ pub struct Config {
     /// turns it on.
     #[serde(skip)]
     pub keep_pages: bool,
+    /// Keep the markup of the pages a run fetches or reads from a web
+    /// archive, deflated in a temporary file (`webdup::run::Loaded::markup`),
+    /// so that the audit can show what differs in the markup of two pages
+    /// of one text; local files are read again instead. Off by default;
+    /// `audit` turns it on.
+    #[serde(skip)]
+    pub keep_markup: bool,
     /// Leave each page's SimHash at 0: for fingerprints that only MinHash
     /// will describe (the distributed job's ingest, whose files keep the
     /// shingles only). Off by default.

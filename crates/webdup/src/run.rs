@@ -72,6 +72,9 @@ pub struct Loaded {
     /// What following links did (with [`RunConfig::follow`]): traps, links
     /// not followed and why, the internal links.
     pub crawl: Option<CrawlSummary>,
+    /// The markup of the fetched pages and web-archive records, with
+    /// [`Config::keep_markup`] (empty without): for the audit's markup diffs.
+    pub markup: crate::audit::markup::Spill,
 }
 
 /// One run over the user's inputs; keeps its fetcher between calls.
@@ -202,6 +205,18 @@ impl Run {
             sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
         let mut fetches = Vec::new();
         let mut archived = Archived::default();
+        let markup = crate::audit::markup::Spill::new(config.keep_markup, limits);
+        // A fetched page or an archive's record cannot be read again: its
+        // markup is kept as it arrives. A local file is read again.
+        let load = |p| match p {
+            Pending::File(s) => read(s, limits),
+            Pending::Ready(doc) => {
+                if let Ok(d) = &doc {
+                    markup.keep(d);
+                }
+                doc
+            }
+        };
         let local = Local {
             files: files.into_iter(),
             #[cfg(feature = "warc")]
@@ -211,10 +226,6 @@ impl Run {
             archived: &mut archived,
         };
         let corpus = if urls.is_empty() {
-            let load = |p| match p {
-                Pending::File(s) => read(s, limits),
-                Pending::Ready(doc) => doc,
-            };
             Corpus::fingerprint_streaming(local, total, load, config, progress)
         } else {
             let f = self.fetcher()?;
@@ -238,16 +249,7 @@ impl Run {
                     fetches.push(record);
                     Pending::Ready(doc)
                 }));
-                let corpus = Corpus::fingerprint_streaming(
-                    items,
-                    total,
-                    |p| match p {
-                        Pending::File(s) => read(s, limits),
-                        Pending::Ready(doc) => doc,
-                    },
-                    config,
-                    &progress,
-                );
+                let corpus = Corpus::fingerprint_streaming(items, total, load, config, &progress);
                 let _ = fetching.join();
                 corpus
             })
@@ -262,6 +264,7 @@ impl Run {
             #[cfg(feature = "warc")]
             warc: archived.summary,
             crawl,
+            markup,
         })
     }
 

@@ -20,8 +20,9 @@ pub fn run(
     thin_words: usize,
     csv_bom: bool,
 ) -> anyhow::Result<ExitCode> {
-    // Metadata and texts are what the audit shows; `cluster` runs without them.
-    let config = webdup::Config { keep_pages: true, ..common.to_config()? };
+    // Metadata, texts and (for same-text pairs) markup are what the audit
+    // shows; `cluster` runs without them.
+    let config = webdup::Config { keep_pages: true, keep_markup: true, ..common.to_config()? };
     let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words });
     write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&audited.corpus))

@@ -229,6 +229,7 @@ mod tests {
                 containment: 1.0,
                 identical: true,
                 same_text: false,
+                markup: None,
             })
             .collect();
         analyse(&members, pages, &StatusIndex::from_hops(pages, []))

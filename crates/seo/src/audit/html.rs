@@ -135,7 +135,7 @@ fn data(audit: &Audit, texts: &AuditTexts) -> Value {
         .map(|c| {
             let issues: Vec<Value> = c.issues.iter().map(|i| json!([i.code, i.message, i.pages.len()])).collect();
             let members: Vec<Value> =
-                c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.kind()])).collect();
+                c.members.iter().map(|m| json!([m.page, m.similarity, m.containment, m.kind(), m.markup])).collect();
             json!([
                 c.id,
                 c.kind,

@@ -170,6 +170,7 @@ mod tests {
             containment: 1.0,
             identical: true,
             same_text: false,
+            markup: None,
         }
     }
 

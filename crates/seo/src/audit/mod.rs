@@ -26,6 +26,7 @@ pub mod canonical;
 pub mod csv;
 pub mod html;
 pub mod keep;
+pub mod markup;
 pub mod since;
 pub mod site;
 pub mod texts;
@@ -228,6 +229,10 @@ pub struct AuditMember {
     pub identical: bool,
     /// The representative's normalized text, not known to be its page.
     pub same_text: bool,
+    /// For a same-text member: what differs between its markup and the
+    /// representative's ([`markup::fill`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markup: Option<markup::MarkupDiff>,
 }
 
 impl AuditMember {
@@ -415,6 +420,7 @@ impl Audit {
                             containment: round(m.containment),
                             identical: m.identical,
                             same_text: m.same_text,
+                            markup: None,
                         };
                         Some((member, doc))
                     })

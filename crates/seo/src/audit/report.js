@@ -188,6 +188,41 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
     return null;
   }
 
+  // A same-text member's markup diff is kept against its cluster's
+  // representative; shown for that pair either way round.
+  function markupDiff(a, b) {
+    var c = D.clusters.find(function (c) { return c[0] === D.pages[a][CLUSTER]; });
+    var m = function (p) { return c && c[8].find(function (x) { return x[0] === p; }); };
+    var mb = m(b), ma = m(a);
+    if (mb && mb[4] && mb[4].against === a) return { d: mb[4], flip: false };
+    if (ma && ma[4] && ma[4].against === b) return { d: ma[4], flip: true };
+    return null;
+  }
+
+  function markupView(a, b) {
+    var found = markupDiff(a, b);
+    if (!found) return el("p", { class: "muted", id: "diff-markup-none" },
+      "The markup of a same-text page is compared with its cluster's representative: compare each of these two with it.");
+    var d = found.d, flip = found.flip;
+    if (d.unavailable) return el("p", { class: "muted", id: "diff-markup-unavailable" }, "Markup: " + d.unavailable + ".");
+    if (!d.hunks.length) return el("p", { class: "diffstats", id: "diff-markup-same" },
+      "Markup: the same, once whitespace between tags is set aside" + (d.truncated ? " (as far as it was compared)." : "."));
+    var n = function (k) { return k + " line" + (k === 1 ? "" : "s"); };
+    var stats = "Markup, one tag a line: " + n(flip ? d.added : d.removed) + " only on the left, " +
+      n(flip ? d.removed : d.added) + " only on the right" + (d.truncated ? " (the first changes shown)" : "");
+    var pre = el("pre", { class: "markup" });
+    d.hunks.forEach(function (h) {
+      pre.append(el("span", { class: "hunk" }, "line " + (flip ? h.b : h.a) + " ↔ line " + (flip ? h.a : h.b) + "\n"));
+      h.lines.forEach(function (l) {
+        var tag = l[0], line = l.slice(1);
+        if (flip && tag !== " ") tag = tag === "-" ? "+" : "-";
+        pre.append(tag === " " ? document.createTextNode("  " + line + "\n")
+          : el(tag === "-" ? "del" : "ins", null, tag + " " + line + "\n"));
+      });
+    });
+    return el("div", { id: "diff-markup" }, el("p", { class: "diffstats" }, stats), pre);
+  }
+
   function showDiff(a, b) {
     var view = document.getElementById("diff-view");
     view.replaceChildren();
@@ -216,10 +251,13 @@ window.addEventListener("unhandledrejection", function (e) { reportError(String(
         return el("tr", null, el("th", null, f[0]), td(D.pages[a][f[1]] == null ? "—" : String(D.pages[a][f[1]])),
           td(D.pages[b][f[1]] == null ? "—" : String(D.pages[b][f[1]])));
       });
+      var fieldRows = el("tbody");
+      rows.forEach(function (r) { fieldRows.append(r); });
       view.append(el("p", { class: "diffstats", id: "diff-same-text" }, "Same text: the main texts are the same word for word (" +
         wa.length + " words); the pages differ outside them, in markup or lines the extractor left out."),
-        rows.length ? el("table", { class: "member-table", id: "diff-fields" }, el("tbody", null, rows))
-          : el("p", { class: "muted" }, "Their title, status, canonical and robots are the same too."));
+        rows.length ? el("table", { class: "member-table", id: "diff-fields" }, fieldRows)
+          : el("p", { class: "muted" }, "Their title, status, canonical and robots are the same too."),
+        markupView(a, b));
       return;
     }
     var removed = r.left.filter(function (t) { return t[0] === "-"; }).length;

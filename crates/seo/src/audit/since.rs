@@ -576,6 +576,7 @@ mod tests {
                         containment: 1.0,
                         identical: true,
                         same_text: false,
+                        markup: None,
                     })
                     .collect(),
             })

@@ -32,6 +32,8 @@
 //! assert_eq!(audit.duplicate_titles[0].pages, vec![0, 1]);
 //! ```
 
+#[cfg(feature = "http")]
+pub mod markup;
 #[cfg(feature = "store")]
 mod stored;
 
@@ -82,8 +84,10 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
             AuditPage { record, content: p.content }
         })
         .collect();
-    let built = build(&loaded.corpus, &pages, &clustering, facts.as_ref(), config, audit);
+    let mut built = build(&loaded.corpus, &pages, &clustering, facts.as_ref(), config, audit);
     let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
+    let found = markup::Markup { spill: &loaded.markup, pages: &pages, docs: &loaded.corpus.docs };
+    webdup_seo::audit::markup::fill(&Threads, &mut built, &|page| found.of(page));
     Audited { corpus: loaded.corpus, clustering, audit: built, texts }
 }
 

@@ -105,6 +105,7 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
             .count(),
     });
     let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
+    webdup_seo::audit::markup::fill(&Threads, &mut built, &|_| Err("an index keeps no page's markup".into()));
     Ok(Audited { corpus, clustering, audit: built, texts })
 }
 

@@ -55,3 +55,17 @@ class Servers:
             httpd.server_close()
         for thread in self.threads:
             thread.join()
+
+
+# Scrapy settings for crawling these servers in a test: no delay, robots,
+# telnet, cookies or retries, and drops (each with its whole page) logged at
+# DEBUG rather than Scrapy's default WARNING.
+SCRAPY_SETTINGS: dict = {
+    "DOWNLOAD_DELAY": 0,
+    "ROBOTSTXT_OBEY": False,
+    "TELNETCONSOLE_ENABLED": False,
+    "COOKIES_ENABLED": False,
+    "RETRY_ENABLED": False,
+    "LOG_LEVEL": "WARNING",
+    "DEFAULT_DROPITEM_LOG_LEVEL": "DEBUG",
+}

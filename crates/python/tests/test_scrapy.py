@@ -250,14 +250,7 @@ def _crawl_main(config_path: str) -> None:
     settings: dict[str, Any] = {
         "CONCURRENT_REQUESTS": config["concurrency"],
         "CONCURRENT_REQUESTS_PER_DOMAIN": config["concurrency"],
-        "DOWNLOAD_DELAY": 0,
-        "ROBOTSTXT_OBEY": False,
-        "TELNETCONSOLE_ENABLED": False,
-        "COOKIES_ENABLED": False,
-        "RETRY_ENABLED": False,
-        "LOG_LEVEL": "WARNING",
-        # A drop is logged with its item (the whole page) at WARNING by default.
-        "DEFAULT_DROPITEM_LOG_LEVEL": "DEBUG",
+        **loopback.SCRAPY_SETTINGS,
         "WEBDUP_INDEX": config["index"],
     }
     if config["middleware"] is not None:

@@ -107,14 +107,8 @@ def _crawl_main(config_path: str) -> None:
                 yield scrapy.Request(urls[i + 1], callback=self.parse, cb_kwargs={"i": i + 1})
 
     settings = {
+        **loopback.SCRAPY_SETTINGS,
         "CONCURRENT_REQUESTS": 1,
-        "DOWNLOAD_DELAY": 0,
-        "ROBOTSTXT_OBEY": False,
-        "TELNETCONSOLE_ENABLED": False,
-        "COOKIES_ENABLED": False,
-        "RETRY_ENABLED": False,
-        "LOG_LEVEL": "WARNING",
-        "DEFAULT_DROPITEM_LOG_LEVEL": "DEBUG",
         "ITEM_PIPELINES": {"webdup.scrapy.WebdupPipeline": 300},
         "WEBDUP_INDEX": config["index"],
     }

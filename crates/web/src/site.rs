@@ -6,7 +6,7 @@
 //! beside an extractor that parses it, and needs only attributes.
 
 use crate::lex::{StartTags, is_space, raw_text_end};
-use webdup_core::site::{SiteSignals, hint_host};
+use webdup_core::site::{SiteSignals, hint_host, template_sample};
 
 /// The page's site signals: the host of the first absolute http(s) address
 /// it names for itself (`<link rel=canonical>`, else `og:url`, else
@@ -57,10 +57,7 @@ pub fn site_signals(html: &str) -> SiteSignals {
             base = attr(b"href").and_then(host);
         }
     }
-    let mut template = tokens.hashes;
-    template.sort_unstable();
-    template.dedup();
-    SiteSignals { hint: canonical.or(og).or(base), template }
+    SiteSignals { hint: canonical.or(og).or(base), template: template_sample(tokens.hashes) }
 }
 
 /// The host an attribute value names, if it is an absolute http(s) address.

@@ -184,7 +184,7 @@ fn a_file_changed_after_it_was_read_gets_a_note_not_a_diff_nor_an_error() {
     // Both files change, one goes away, between the run and its report.
     std::fs::remove_file(dir.path().join("a.html")).unwrap();
     std::fs::write(dir.path().join("b.html"), page("?ref=elsewhere", "/ferry", None)).unwrap();
-    let audited = audit::run(loaded.unwrap(), &config, &AuditConfig::default());
+    let audited = audit::run(loaded.unwrap(), &config, &AuditConfig::default()).unwrap();
 
     let cluster = &audited.audit.clusters[0];
     let member = cluster.members.iter().find(|m| !m.representative).unwrap();

@@ -69,7 +69,7 @@ fn check_with(config: Config) -> (f64, usize) {
     let config = config.validate().unwrap();
     let corpus = build(&texts, &config);
     let truth = exact_pairs(&corpus, config.matching.threshold);
-    let found = engine::find_duplicates(&corpus, &config);
+    let found = engine::find_duplicates(&corpus, &config).unwrap();
     let at = |k: DocKey| k.0 as u32;
     let reported: HashSet<(u32, u32)> = found.edges.iter().map(|e| (at(e.a), at(e.b))).collect();
     for e in &found.edges {

@@ -39,7 +39,7 @@ fn clusters(pages: Vec<(String, String)>, config: &Config) -> BTreeSet<Vec<Strin
         &Quiet,
     );
     assert!(corpus.errors.is_empty(), "{:?}", corpus.errors);
-    let result = find_duplicates(&corpus, config);
+    let result = find_duplicates(&corpus, config).unwrap();
     result
         .clusters
         .iter()

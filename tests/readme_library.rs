@@ -24,7 +24,7 @@ fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
         &config,
         &Quiet,
     );
-    let clusters = engine::find_duplicates(&corpus, &config).clusters;
+    let clusters = engine::find_duplicates(&corpus, &config)?.clusters;
     // end of README example
     assert_eq!(corpus.len(), 2);
     assert!(clusters.is_empty());

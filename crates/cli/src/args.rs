@@ -550,9 +550,21 @@ pub struct CommonArgs {
     /// are the same whatever the number [default: one per core].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Memory the run may use (2G, 512M, ...). Past it, pages' shingle sets
+    /// wait in a temporary file (in TMPDIR) instead of memory, with the
+    /// same results; a run that would not fit even so stops before it
+    /// starts [default: half the machine's memory].
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_size)]
+    pub memory: Option<u64>,
 }
 
 impl CommonArgs {
+    /// The validated config of the flags, with the run's memory budget.
+    pub fn to_config(&self) -> anyhow::Result<Config> {
+        let memory = self.memory.or_else(crate::memory::machine_share);
+        Ok(Config { memory, ..self.settings.to_config()? })
+    }
+
     /// How the inputs are expanded.
     pub fn input_options(&self) -> webdup::source::InputOptions {
         webdup::source::InputOptions { follow_symlinks: self.follow_symlinks }

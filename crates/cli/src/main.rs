@@ -15,6 +15,7 @@ mod args;
 mod commands;
 mod common;
 mod follow;
+mod memory;
 
 use std::io;
 use std::process::ExitCode;

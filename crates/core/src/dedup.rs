@@ -16,6 +16,7 @@ use crate::candidates::{self, HammingTables, LshParams, Method, lsh};
 use crate::cluster;
 use crate::doc::DocKey;
 use crate::fingerprint::Fingerprint;
+use crate::sets::{self, InFingerprints, Sets, Subset};
 use crate::settings::{FingerprintSettings, MatchSettings};
 use crate::sketch::{minhash, simhash::hamming};
 use crate::template;
@@ -37,9 +38,10 @@ pub struct Member {
 }
 
 impl Member {
-    /// `d` as a member of the cluster `rep` represents.
-    fn of(d: &Fingerprint, rep: &Fingerprint) -> Member {
-        let o = Overlap::of(&d.shingles, &rep.shingles);
+    /// `d` (whose shingles are `set`) as a member of the cluster `rep`
+    /// (with `rep_set`) represents.
+    fn of(d: &Fingerprint, set: &[u64], rep: &Fingerprint, rep_set: &[u64]) -> Member {
+        let o = Overlap::of(set, rep_set);
         Member {
             key: d.key,
             jaccard: o.jaccard(),
@@ -142,10 +144,12 @@ impl MatchSettings {
     }
 }
 
-/// Candidate pairs among `docs` for `threshold`, by the chosen method.
+/// Candidate pairs among `docs` for `threshold`, by the chosen method;
+/// `sets` are theirs, by position (for the sizes containment bands by).
 pub fn candidate_pairs(
     units: &impl Units,
     docs: &[&Fingerprint],
+    sets: &(impl Sets + ?Sized),
     matching: &MatchSettings,
     permutations: usize,
     threshold: f64,
@@ -161,7 +165,7 @@ pub fn candidate_pairs(
                 stats.lsh = Some(params);
             }
             Measure::Containment => {
-                let sizes: Vec<usize> = docs.iter().map(|d| d.shingles.len()).collect();
+                let sizes: Vec<usize> = (0..docs.len() as u32).map(|i| sets.len(i)).collect();
                 let (found, plan) = lsh::containment_pairs_on(units, &sigs, &sizes, threshold, permutations);
                 pairs.extend(found);
                 stats.containment = Some(plan);
@@ -192,6 +196,19 @@ pub fn find_duplicates(
     matching: &MatchSettings,
     made_with: &FingerprintSettings,
 ) -> Clustering {
+    sets::always(find_duplicates_in(units, docs, &InFingerprints(docs), matching, made_with))
+}
+
+/// [`find_duplicates`] with the documents' shingle sets read through `sets`
+/// (by position in `docs`), as a run too large to hold them reads them
+/// back from its spill.
+pub fn find_duplicates_in<S: Sets + ?Sized>(
+    units: &impl Units,
+    docs: &[Fingerprint],
+    sets: &S,
+    matching: &MatchSettings,
+    made_with: &FingerprintSettings,
+) -> Result<Clustering, S::Error> {
     // Exact duplicates first: each extra copy links to the first, and only
     // the first of each text takes part in the near-duplicate search.
     let mut first_of: HashMap<CopyOf, u32> = HashMap::new();
@@ -205,13 +222,14 @@ pub fn find_duplicates(
         if d.template_only {
             continue;
         }
-        let Some(copy_of) = CopyOf::of(d) else {
+        let size = sets.len(i);
+        let Some(copy_of) = CopyOf::new(d.digest, size, d.page_digest) else {
             uniques.push(i);
             continue;
         };
         match first_of.get(&copy_of) {
             Some(&f) => {
-                let overlap = Overlap { shared: d.shingles.len(), len_a: d.shingles.len(), len_b: d.shingles.len() };
+                let overlap = Overlap { shared: size, len_a: size, len_b: size };
                 edges.push(Edge { a: f, b: i, overlap });
             }
             None => {
@@ -220,12 +238,15 @@ pub fn find_duplicates(
             }
         }
     }
+    drop(first_of);
     let exact_duplicates = edges.len();
     let unique_docs: Vec<&Fingerprint> = uniques.iter().map(|&i| &docs[i as usize]).collect();
+    let unique_sets = Subset { sets, positions: &uniques };
     let lowest = matching.lowest_threshold();
-    let (candidates, mut stats) = candidate_pairs(units, &unique_docs, matching, made_with.permutations, lowest);
-    let sets: Vec<&[u64]> = unique_docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let mut near = verify::confirm_by_on(units, matching.measure, &candidates, &sets, lowest);
+    let (candidates, mut stats) =
+        candidate_pairs(units, &unique_docs, &unique_sets, matching, made_with.permutations, lowest);
+    let mut near = verify::confirm_sets_on(units, matching.measure, &candidates, &unique_sets, lowest)?;
+    drop(candidates);
     if let Some(cross) = matching.cross_site_threshold {
         // Each pair against its own rule: across sites, or within one.
         let scope = made_with.template.as_ref().map_or_else(Default::default, |t| t.scope);
@@ -251,15 +272,20 @@ pub fn find_duplicates(
             cluster::contained(docs.len(), &links, &keys, matching.min_cluster_size)
         }
     };
-    let clusters = groups
-        .into_iter()
-        .enumerate()
-        .map(|(n, g)| {
-            let rep = &docs[g.representative as usize];
-            let members = g.members.iter().map(|&m| Member::of(&docs[m as usize], rep)).collect();
-            Cluster { id: n + 1, representative: rep.key, members }
-        })
-        .collect();
+    let members = units.map(groups.len(), |n| {
+        let g = &groups[n];
+        let (mut rep_buf, mut buf) = (Vec::new(), Vec::new());
+        let rep = &docs[g.representative as usize];
+        let rep_set = sets.get(g.representative, &mut rep_buf)?;
+        g.members
+            .iter()
+            .map(|&m| Ok(Member::of(&docs[m as usize], sets.get(m, &mut buf)?, rep, rep_set)))
+            .collect::<Result<Vec<Member>, S::Error>>()
+    });
+    let mut clusters = Vec::with_capacity(groups.len());
+    for (n, (g, members)) in groups.iter().zip(members).enumerate() {
+        clusters.push(Cluster { id: n + 1, representative: docs[g.representative as usize].key, members: members? });
+    }
     // Copies were taken in key order and the near pairs come over `uniques`
     // (also in key order) with `a < b`, so every edge already has the lower
     // key first.
@@ -267,7 +293,7 @@ pub fn find_duplicates(
         edges.into_iter().map(|e| Pair { a: keys[e.a as usize], b: keys[e.b as usize], overlap: e.overlap }).collect();
     debug_assert!(edges.iter().all(|e| e.a < e.b), "an edge with its higher key first");
     edges.sort_unstable_by_key(|e| (e.a, e.b));
-    Clustering { clusters, edges, stats }
+    Ok(Clustering { clusters, edges, stats })
 }
 
 /// What makes two pages copies of one another before any shingle is
@@ -318,11 +344,23 @@ pub fn neighbors(
     floor: f64,
     top: usize,
 ) -> Vec<Vec<Neighbor>> {
+    sets::always(neighbors_in(units, docs, &InFingerprints(docs), matching, made_with, floor, top))
+}
+
+/// [`neighbors`] with the documents' shingle sets read through `sets`.
+pub fn neighbors_in<S: Sets + ?Sized>(
+    units: &impl Units,
+    docs: &[Fingerprint],
+    sets: &S,
+    matching: &MatchSettings,
+    made_with: &FingerprintSettings,
+    floor: f64,
+    top: usize,
+) -> Result<Vec<Vec<Neighbor>>, S::Error> {
     let refs: Vec<&Fingerprint> = docs.iter().collect();
-    let (mut candidates, _) = candidate_pairs(units, &refs, matching, made_with.permutations, floor);
+    let (mut candidates, _) = candidate_pairs(units, &refs, sets, matching, made_with.permutations, floor);
     candidates.retain(|&(a, b)| !docs[a as usize].template_only && !docs[b as usize].template_only);
-    let sets: Vec<&[u64]> = docs.iter().map(|d| d.shingles.as_slice()).collect();
-    let edges = verify::confirm_by_on(units, matching.measure, &candidates, &sets, floor);
+    let edges = verify::confirm_sets_on(units, matching.measure, &candidates, sets, floor)?;
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
     for e in edges {
         let o = e.overlap;
@@ -348,7 +386,7 @@ pub fn neighbors(
         list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(x.key.cmp(&y.key)));
         list.truncate(top);
     }
-    out
+    Ok(out)
 }
 
 /// Everything known about how two documents relate.

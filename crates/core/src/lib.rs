@@ -30,6 +30,7 @@ pub mod fingerprint;
 pub mod page;
 pub mod params;
 pub mod progress;
+pub mod sets;
 pub mod settings;
 pub mod shingle;
 pub mod site;

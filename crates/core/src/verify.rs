@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sets::Sets;
 use crate::units::{InTurn, Units};
 
 /// The fewest shared shingles a duplicate verdict may rest on (after
@@ -157,23 +158,63 @@ pub fn confirm_by_on(
     sets: &[&[u64]],
     threshold: f64,
 ) -> Vec<Edge> {
+    crate::sets::always(confirm_sets_on(units, measure, candidates, sets, threshold))
+}
+
+/// [`confirm_by_on`] over sets read through `sets` (held in memory or read
+/// back from a spill): each unit reads a pair's first set once for all its
+/// pairs in a row (candidates are sorted), and only the pairs the sizes
+/// leave possible are read at all.
+pub fn confirm_sets_on<S: Sets + ?Sized>(
+    units: &impl Units,
+    measure: Measure,
+    candidates: &[(u32, u32)],
+    sets: &S,
+    threshold: f64,
+) -> Result<Vec<Edge>, S::Error> {
     let chunks = candidates.len().div_ceil(PAIRS_PER_UNIT);
     let per_chunk = units.map(chunks, |c| {
         let chunk = &candidates[c * PAIRS_PER_UNIT..((c + 1) * PAIRS_PER_UNIT).min(candidates.len())];
-        chunk.iter().filter_map(|&(a, b)| confirm_pair(measure, a, b, sets, threshold)).collect::<Vec<_>>()
+        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
+        let mut edges = Vec::new();
+        for run in chunk.chunk_by(|x, y| x.0 == y.0) {
+            let a = run[0].0;
+            let mut bs =
+                run.iter().map(|&(_, b)| b).filter(|&b| possible(measure, sets.len(a), sets.len(b), threshold));
+            let Some(first) = bs.next() else { continue };
+            let sa = sets.get(a, &mut buf_a)?;
+            for b in std::iter::once(first).chain(bs) {
+                let sb = sets.get(b, &mut buf_b)?;
+                edges.extend(confirm_sets(measure, a, b, sa, sb, threshold));
+            }
+        }
+        Ok(edges)
     });
-    per_chunk.concat()
+    let mut edges = Vec::new();
+    for chunk in per_chunk {
+        edges.extend(chunk?);
+    }
+    Ok(edges)
+}
+
+/// Whether sets of these sizes can reach `threshold`: enough shingles to
+/// judge, and for Jaccard, no more than the ratio of the sizes.
+fn possible(measure: Measure, a: usize, b: usize, threshold: f64) -> bool {
+    let (lo, hi) = (a.min(b), a.max(b));
+    lo >= MIN_SHARED_SHINGLES && (measure != Measure::Jaccard || (lo as f64) >= threshold * hi as f64 - 1e-9)
 }
 
 /// The edge between documents `a` and `b` when their exact `measure`
 /// reaches `threshold` on enough shared text ([`Overlap::enough_text`]).
 pub fn confirm_pair(measure: Measure, a: u32, b: u32, sets: &[&[u64]], threshold: f64) -> Option<Edge> {
     let (sa, sb) = (sets[a as usize], sets[b as usize]);
-    // Jaccard can be no more than the ratio of the sizes.
-    let (lo, hi) = (sa.len().min(sb.len()), sa.len().max(sb.len()));
-    if lo < MIN_SHARED_SHINGLES || (measure == Measure::Jaccard && (lo as f64) < threshold * hi as f64 - 1e-9) {
+    if !possible(measure, sa.len(), sb.len(), threshold) {
         return None;
     }
+    confirm_sets(measure, a, b, sa, sb, threshold)
+}
+
+fn confirm_sets(measure: Measure, a: u32, b: u32, sa: &[u64], sb: &[u64], threshold: f64) -> Option<Edge> {
     let overlap = Overlap::of(sa, sb);
     (overlap.enough_text() && measure.of(&overlap) >= threshold).then_some(Edge { a, b, overlap })
 }

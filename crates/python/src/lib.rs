@@ -742,7 +742,7 @@ fn cluster(
             let mut run = Run::new(RunConfig::default());
             let loaded =
                 run.load_all(&inputs, &mut std::io::empty(), &config, &webdup::template::Templates::default(), &Quiet)?;
-            Ok(webdup::run::cluster(loaded, &config).report)
+            Ok(webdup::run::cluster(loaded, &config)?.report)
         });
         return Ok(Clusters { report: report.map_err(error)? });
     }
@@ -759,12 +759,12 @@ fn cluster(
         };
         raws.push(RawDocument { id: page.url.clone(), key: DocKey(i as u64), format, body, url: Some(page.url) });
     }
-    let report = py.detach(|| {
+    let report = py.detach(|| -> webdup::Result<ClusterReport> {
         let corpus = engine::Corpus::build(raws, Ok, &config, &Quiet);
-        let clustering = engine::find_duplicates(&corpus, &config);
-        ClusterReport::new(&corpus, &clustering, &config)
+        let clustering = engine::find_duplicates(&corpus, &config)?;
+        Ok(ClusterReport::new(&corpus, &clustering, &config))
     });
-    Ok(Clusters { report })
+    Ok(Clusters { report: report.map_err(error)? })
 }
 
 /// Compares two pages exactly: Jaccard, containment each way, shared

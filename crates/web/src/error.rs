@@ -119,6 +119,12 @@ pub enum Error {
     /// Serializing a report failed.
     #[error("cannot serialize output: {0}")]
     Serialize(String),
+    /// A run's temporary file (the shingle sets it keeps on disk) failed.
+    #[error("the run's temporary file failed: {0}")]
+    Scratch(String),
+    /// The run would not fit in the memory allowed it.
+    #[error("{0}")]
+    Memory(String),
 }
 
 impl From<serde_json::Error> for Error {

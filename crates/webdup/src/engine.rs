@@ -67,7 +67,23 @@ pub struct Config {
     /// shingles only). Off by default.
     #[serde(skip)]
     pub skip_simhash: bool,
+    /// The memory a run may use, in bytes (`None`: no limit). A run whose
+    /// pages' shingle sets would not fit keeps them in a temporary file
+    /// ([`crate::spill`]); one that would not fit even so is refused before
+    /// it starts ([`Config::check_memory`]). The answer is the same either way.
+    #[serde(skip)]
+    pub memory: Option<u64>,
 }
+
+/// What a run holds apart from its pages: the program, its thread stacks,
+/// the pages in flight.
+pub const BASE_BYTES: u64 = 160 << 20;
+/// About what a fetched article costs a run that holds its shingle sets (and,
+/// for the audit, its main text): measured at 20,000 pages.
+pub const PAGE_BYTES_HELD: u64 = 24 << 10;
+/// About what a page costs a run that keeps its sets on disk: its key, URL,
+/// sketch, digests, record and fetch facts.
+pub const PAGE_BYTES_SPILLED: u64 = 2 << 10;
 
 impl Config {
     /// The `webdup` tool's settings when given none, shared by the command
@@ -95,6 +111,28 @@ impl Config {
     pub fn sites_from_pages(&self) -> bool {
         self.scope() == template::TemplateScope::HostOrDirectory
             && (self.fingerprint.template.is_some() || self.matching.cross_site_threshold.is_some())
+    }
+
+    /// Whether a run over `pages` pages keeps their shingle sets on disk:
+    /// when holding them would pass [`Config::memory`].
+    pub fn spills(&self, pages: u64) -> bool {
+        self.memory.is_some_and(|m| BASE_BYTES.saturating_add(pages.saturating_mul(PAGE_BYTES_HELD)) > m)
+    }
+
+    /// Refuses a run over `pages` pages that would not fit in
+    /// [`Config::memory`] even with its sets on disk, before any work.
+    pub fn check_memory(&self, pages: u64) -> Result<()> {
+        let Some(budget) = self.memory else { return Ok(()) };
+        let need = BASE_BYTES.saturating_add(pages.saturating_mul(PAGE_BYTES_SPILLED));
+        if need > budget {
+            return Err(Error::Memory(format!(
+                "{pages} pages need about {} MB of memory, even with their shingle sets on disk, and the run may use {} MB: \
+                 allow more with --memory, or split the inputs",
+                need.div_ceil(1 << 20),
+                budget >> 20
+            )));
+        }
+        Ok(())
     }
 
     /// Checks ranges, the extractor and the selectors; returns the config.
@@ -427,6 +465,10 @@ pub struct Corpus {
     pub pages: BTreeMap<DocKey, PageView>,
     /// By key (input order).
     pub errors: Vec<DocError>,
+    /// Where the documents' shingle sets are when they are not in `docs`
+    /// (a run over more pages than [`Config::memory`] holds): read them
+    /// with [`Corpus::shingle_count`] and [`Corpus::find_duplicates`]'s kin.
+    pub spill: Option<crate::spill::Spill>,
 }
 
 /// Stack size for worker threads: the extractor recurses over the DOM.
@@ -485,12 +527,18 @@ impl Corpus {
         progress: &dyn Progress,
     ) -> Corpus {
         let fp = Fingerprinter::new(config);
+        let spiller = crate::spill::Spiller::new(config, total);
         progress.start("fingerprint", total);
         let run = || {
             items
                 .par_bridge()
                 .map(|item| {
-                    let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw));
+                    let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw)).and_then(|(mut f, mut page)| {
+                        spiller
+                            .take(&mut f, &mut page)
+                            .map_err(|e| DocError::new(&f.id, f.key, DocErrorKind::Io, e.to_string()))?;
+                        Ok((f, page))
+                    });
                     if r.is_err() {
                         progress.fail(1);
                     }
@@ -504,7 +552,7 @@ impl Corpus {
             Err(_) => run(),
         };
         progress.finish();
-        let mut corpus = Corpus::default();
+        let mut corpus = Corpus { spill: spiller.into_spill(), ..Corpus::default() };
         for r in results {
             match r {
                 Ok((f, page)) => {
@@ -529,6 +577,11 @@ impl Corpus {
         let fp = Fingerprinter::new(config);
         if config.sites_from_pages() {
             self.assign_sites(config.scope());
+        }
+        if self.spill.is_some() {
+            let learned = self.finish_spilled(&fp, config, known);
+            self.finish_weighting(config.fingerprint.simhash_weighting);
+            return learned;
         }
         let learned = match &config.fingerprint.template {
             Some(t) => self.suppress_templates(t, known),
@@ -605,6 +658,14 @@ impl Corpus {
         }
     }
 
+    /// How many shingles a document has, wherever its set is.
+    pub fn shingle_count(&self, d: &Fingerprint) -> usize {
+        match self.spill.as_ref().and_then(|s| s.places(d.key)) {
+            Some(p) => p.shingles.len(),
+            None => d.shingles.len(),
+        }
+    }
+
     /// Total documents named, fingerprinted or failed.
     pub fn len(&self) -> usize {
         self.docs.len() + self.errors.len()
@@ -621,18 +682,34 @@ pub use webdup_core::dedup::{Cluster, Clustering, Comparison, Member, Neighbor, 
 
 /// Exact-duplicate grouping, candidate generation, verification and
 /// clustering over a corpus ([`webdup_core::dedup::find_duplicates`] on
-/// rayon's pool; `stats.documents` counts the failed documents too).
-pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Clustering {
-    let mut clustering = dedup::find_duplicates(&Threads, &corpus.docs, &config.matching, &config.fingerprint);
+/// rayon's pool; `stats.documents` counts the failed documents too). Sets
+/// kept on disk are read back for the candidate pairs; an error only when
+/// they cannot be.
+pub fn find_duplicates(corpus: &Corpus, config: &Config) -> Result<Clustering> {
+    let mut clustering = match &corpus.spill {
+        None => dedup::find_duplicates(&Threads, &corpus.docs, &config.matching, &config.fingerprint),
+        Some(spill) => {
+            let sets = spill.sets(&corpus.docs);
+            dedup::find_duplicates_in(&Threads, &corpus.docs, &sets, &config.matching, &config.fingerprint)
+                .map_err(|e| Error::Scratch(e.to_string()))?
+        }
+    };
     clustering.stats.documents = corpus.len();
-    clustering
+    Ok(clustering)
 }
 
 /// For each document, up to `top` others whose exact [`Config::measure`]
 /// is at least `floor`, most similar first (ties to the lower key), in the
 /// order of `corpus.docs`.
-pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Vec<Vec<Neighbor>> {
-    dedup::neighbors(&Threads, &corpus.docs, &config.matching, &config.fingerprint, floor, top)
+pub fn neighbors(corpus: &Corpus, config: &Config, floor: f64, top: usize) -> Result<Vec<Vec<Neighbor>>> {
+    match &corpus.spill {
+        None => Ok(dedup::neighbors(&Threads, &corpus.docs, &config.matching, &config.fingerprint, floor, top)),
+        Some(spill) => {
+            let sets = spill.sets(&corpus.docs);
+            dedup::neighbors_in(&Threads, &corpus.docs, &sets, &config.matching, &config.fingerprint, floor, top)
+                .map_err(|e| Error::Scratch(e.to_string()))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -704,7 +781,7 @@ mod tests {
             let corpus = Corpus { docs: vec![doc(a, 0, &story), doc(b, 1, &copy)], ..Corpus::default() };
             let j = Overlap::of(&corpus.docs[0].shingles, &corpus.docs[1].shingles).jaccard();
             assert!((0.5..0.8).contains(&j), "{j}");
-            find_duplicates(&corpus, config).clusters.len() == 1
+            find_duplicates(&corpus, config).unwrap().clusters.len() == 1
         };
         assert!(clustered("https://a.example/story", "https://b.example/copy", &config));
         assert!(!clustered("https://a.example/story", "https://a.example/copy", &config));

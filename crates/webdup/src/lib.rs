@@ -40,6 +40,7 @@ pub mod report;
 pub mod run;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod spill;
 /// The crawl index (webdup-store).
 ///
 /// ```

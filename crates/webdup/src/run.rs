@@ -102,6 +102,12 @@ impl Run {
         progress: &dyn Progress,
     ) -> Result<Loaded> {
         let expanded = self.expand(inputs, stdin)?;
+        // Pages named, and the most a crawl may add: a run that could not
+        // fit is refused now, not killed later. (An archive's records are
+        // not counted: its size says little of them.)
+        let named = expanded.sources.iter().filter(|s| !s.is_warc()).count() as u64;
+        let crawled = self.config.follow.as_ref().and_then(|f| f.limits.max_pages).unwrap_or(0);
+        config.check_memory(named.saturating_add(crawled))?;
         let keys = expanded.next_keys();
         let Collected { sources, errors, listed } = expanded;
         let mut loaded = self.load_listed(sources, keys, listed, config, progress)?;
@@ -515,7 +521,7 @@ impl Loaded {
         let mut pages = Vec::with_capacity(corpus.len());
         for d in &corpus.docs {
             let record = PageRecord::observed(url_of(&d.id, d.key), shown.remove(&d.key), exchange(d.key).as_ref())
-                .with_content(d.word_count, &d.digest, d.simhash, d.shingles.len());
+                .with_content(d.word_count, &d.digest, d.simhash, corpus.shingle_count(d));
             pages.push(RunPage { key: d.key, id: d.id.clone(), record, content: Content::Doc(d.key) });
         }
         for e in &corpus.errors {
@@ -591,10 +597,10 @@ pub struct Clustered {
 /// What `webdup cluster` does with a loaded run: one page per final URL
 /// ([`Loaded::fold_redirects`]), duplicates found, and the report with the
 /// run's fetches, redirects and web-archive summary.
-pub fn cluster(mut loaded: Loaded, config: &Config) -> Clustered {
+pub fn cluster(mut loaded: Loaded, config: &Config) -> Result<Clustered> {
     loaded.fold_redirects();
     let Loaded { corpus, fetches, redirected, .. } = loaded;
-    let clustering = crate::engine::find_duplicates(&corpus, config);
+    let clustering = crate::engine::find_duplicates(&corpus, config)?;
     let mut report = crate::report::ClusterReport::new(&corpus, &clustering, config);
     report.fetches = fetches;
     report.redirected = redirected;
@@ -602,5 +608,5 @@ pub fn cluster(mut loaded: Loaded, config: &Config) -> Clustered {
     {
         report.warc = loaded.warc;
     }
-    Clustered { corpus, clustering, report }
+    Ok(Clustered { corpus, clustering, report })
 }

@@ -23,7 +23,7 @@ pub fn run(
     // Metadata, texts and (for same-text pairs) markup are what the audit
     // shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, keep_markup: true, ..common.to_config()? };
-    let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words });
+    let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words })?;
     write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
     Ok(exit_for(&audited.corpus))
 }

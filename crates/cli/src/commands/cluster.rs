@@ -26,7 +26,7 @@ pub fn run(
     }
     // One page per final URL: an old URL that redirects to a page of the
     // run is a redirect, not a duplicate of its target.
-    let Clustered { corpus, report, .. } = webdup::run::cluster(load_corpus(inputs, common, &config)?, &config);
+    let Clustered { corpus, report, .. } = webdup::run::cluster(load_corpus(inputs, common, &config)?, &config)?;
     write_output(output, |fmt, out| report.write(fmt, out))?;
     Ok(exit_for(&corpus))
 }

@@ -20,7 +20,8 @@ pub fn run(a: String, b: String, common: &CommonArgs, output: &OutputArgs) -> an
     if corpus.docs.len() != 2 {
         bail!("compare needs two different documents");
     }
-    let comparison = engine::compare(&corpus.docs[0], &corpus.docs[1], config.matching.threshold);
+    let comparison =
+        engine::compare(&*corpus.held(&corpus.docs[0])?, &*corpus.held(&corpus.docs[1])?, config.matching.threshold);
     let report = ComparisonReport { schema_version: report::SCHEMA_VERSION, a, b, comparison };
     write_output(output, |fmt, out| report.write(fmt, out))?;
     Ok(ExitCode::SUCCESS)

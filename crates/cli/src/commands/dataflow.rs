@@ -21,7 +21,9 @@ pub fn ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
              crawl with `webdup index add --follow` or `webdup cluster --follow`"
         );
     }
-    let config = args.common.to_config()?;
+    // An ingest task holds one block of pages at a time and writes their
+    // sets to its files: nothing to spill.
+    let config = webdup::Config { memory: None, ..args.common.to_config()? };
     let run_config = webdup::run::RunConfig {
         fetch: args.common.fetch.to_config(args.common.max_bytes)?,
         limits: webdup::source::ReadLimits { max_bytes: args.common.max_bytes },

@@ -160,7 +160,7 @@ fn add(
     // --follow` does; after `finish`, which lists the pages that name the links' sources.
     let facts = loaded.crawl.as_ref().map(|c| webdup::audit::crawl_facts(c, &loaded.pages));
     let warc = std::mem::take(&mut loaded.warc);
-    let pages = pages_of(crawl, loaded);
+    let pages = pages_of(crawl, loaded, keep_text)?;
     let summary = AddSummary {
         crawl,
         index: path.display().to_string(),
@@ -217,7 +217,7 @@ fn query(target: &str, path: &Path, common: &CommonArgs) -> anyhow::Result<ExitC
             corpus.docs.len()
         );
     }
-    let result = check(&index, doc, config.matching.measure, common.threshold())?;
+    let result = check(&index, &*corpus.held(doc)?, config.matching.measure, common.threshold())?;
     let report = QueryReport { input: target.to_string(), stored: index.get(target)?, result };
     print_json(&report)?;
     Ok(ExitCode::SUCCESS)
@@ -249,13 +249,13 @@ pub fn cluster(path: &Path, inputs: &[String], common: &CommonArgs, output: &Out
     };
     // Sites with too few pages in this run take the template the index learned.
     let Loaded { corpus, fetches, warc, .. } = load_corpus_with(inputs, common, &config, &index.templates()?)?;
-    let clustering = engine::find_duplicates(&corpus, &config);
+    let clustering = engine::find_duplicates(&corpus, &config)?;
     let mut report = ClusterReport::new(&corpus, &clustering, &config);
     report.fetches = fetches;
     report.warc = warc;
     let mut indexed = Vec::new();
     for doc in &corpus.docs {
-        let result = check(&index, doc, config.matching.measure, config.matching.threshold)?;
+        let result = check(&index, &*corpus.held(doc)?, config.matching.measure, config.matching.threshold)?;
         if result.seen() {
             indexed.push(IndexedRow { doc: doc.id.clone(), result });
         }

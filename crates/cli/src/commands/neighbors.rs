@@ -26,7 +26,7 @@ pub fn run(
         bail!("--min-similarity must be in (0, 1], not {floor}");
     }
     let corpus = load_corpus(inputs, common, &config)?.corpus;
-    let lists = engine::neighbors(&corpus, &config, floor, top);
+    let lists = engine::neighbors(&corpus, &config, floor, top)?;
     let report = NeighborReport::new(&corpus, &lists, config.matching.measure, floor, top);
     write_output(output, |fmt, out| report.write(fmt, out))?;
     Ok(exit_for(&corpus))

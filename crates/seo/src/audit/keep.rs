@@ -11,6 +11,7 @@ use super::canonical::{StatusIndex, url_key};
 use super::{AuditCluster, AuditMember, PageRow, round};
 use crate::causes::{self, Cause, Member, ParameterRow};
 use webdup_core::fingerprint::Fingerprint;
+use webdup_core::sets::Sets;
 use webdup_core::verify::Overlap;
 
 /// The URL a cluster's other members should point to.
@@ -91,20 +92,29 @@ pub(super) fn choose(
 /// Makes member `kept` the representative: its flag, and every member's
 /// similarity, containment and kind of copy measured against it from the
 /// shingle sets (`docs[doc_of[i]]` is member `i`'s fingerprint).
-pub(super) fn represent(members: &mut [AuditMember], doc_of: &[usize], docs: &[Fingerprint], kept: usize) {
+pub(super) fn represent<S: Sets + ?Sized>(
+    members: &mut [AuditMember],
+    doc_of: &[usize],
+    docs: &[Fingerprint],
+    sets: &S,
+    kept: usize,
+) -> Result<(), S::Error> {
     if members[kept].representative {
-        return;
+        return Ok(());
     }
     let rep = &docs[doc_of[kept]];
+    let (mut rep_buf, mut buf) = (Vec::new(), Vec::new());
+    let rep_set = sets.get(doc_of[kept] as u32, &mut rep_buf)?;
     for (i, (m, &d)) in members.iter_mut().zip(doc_of).enumerate() {
+        let o = Overlap::of(sets.get(d as u32, &mut buf)?, rep_set);
         let d = &docs[d];
-        let o = Overlap::of(&d.shingles, &rep.shingles);
         m.representative = i == kept;
         m.similarity = round(o.jaccard());
         m.containment = round(o.containment_a_in_b());
         m.identical = d.identical_to(rep);
         m.same_text = d.same_text_as(rep);
     }
+    Ok(())
 }
 
 /// Ranks clusters by severity (1 the worst): clusters with indexable
@@ -205,7 +215,7 @@ mod tests {
         };
         let docs = [doc(0, vec![1, 2, 3, 4]), doc(1, vec![1, 2, 3, 4, 5, 6, 7, 8])];
         let mut members = vec![member(0, "https://x.test/a?p=1"), member(1, "https://x.test/a")];
-        represent(&mut members, &[0, 1], &docs, 1);
+        represent(&mut members, &[0, 1], &docs, &webdup_core::sets::InFingerprints(&docs), 1).unwrap();
         assert_eq!(members.iter().map(|m| m.representative).collect::<Vec<_>>(), [false, true]);
         assert_eq!((members[0].similarity, members[0].containment, members[0].same_text), (0.5, 1.0, false));
         assert_eq!((members[1].similarity, members[1].containment, members[1].same_text), (1.0, 1.0, true));

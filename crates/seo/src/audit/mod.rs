@@ -42,6 +42,7 @@ use webdup_core::DocKey;
 use webdup_core::dedup::{self, Clustering};
 use webdup_core::fingerprint::{Fingerprint, position_of};
 use webdup_core::page::PageRecord;
+use webdup_core::sets::{self, InFingerprints, Sets};
 use webdup_core::settings::{FingerprintSettings, MatchSettings};
 use webdup_core::units::Units;
 use webdup_core::verify::Measure;
@@ -384,6 +385,21 @@ impl Audit {
         crawl: Option<&CrawlFacts>,
         settings: AuditSettings,
     ) -> Audit {
+        sets::always(Audit::build_in(units, pages, docs, &InFingerprints(docs), clustering, crawl, settings))
+    }
+
+    /// [`Audit::build`] with the documents' shingle sets read through
+    /// `sets` (by position in `docs`), as a run too large to hold them
+    /// reads them back from its spill.
+    pub fn build_in<S: Sets + ?Sized>(
+        units: &impl Units,
+        pages: &[AuditPage],
+        docs: &[Fingerprint],
+        sets: &S,
+        clustering: &Clustering,
+        crawl: Option<&CrawlFacts>,
+        settings: AuditSettings,
+    ) -> std::result::Result<Audit, S::Error> {
         let graph = crawl.map(site::LinkGraph::of);
         let mut rows = rows_of(pages, docs, settings.thin_words);
         if let Some(g) = &graph {
@@ -396,7 +412,7 @@ impl Audit {
         // redirecting URL is seen as 301), and each page's final answer.
         let statuses = canonical::StatusIndex::from_hops(&rows.pages, pages.iter().flat_map(|p| &p.record.redirects));
         let Rows { mut pages, errors, page_of_doc } = rows;
-        fill_matches(units, &mut pages, docs, clustering, &page_of_doc, &settings);
+        fill_matches(units, &mut pages, docs, sets, clustering, &page_of_doc, &settings)?;
         // The clustering names documents by key; a key `docs` do not hold
         // (a clustering of other documents) names no page.
         let page_of = |key: DocKey| position_of(docs, key).map(|i| page_of_doc[i]);
@@ -430,14 +446,14 @@ impl Audit {
                 }
                 let choice = keep::choose(&members, &pages, &statuses, inlinks);
                 if let Some(k) = choice.member {
-                    keep::represent(&mut members, &doc_of, docs, k);
+                    keep::represent(&mut members, &doc_of, docs, sets, k)?;
                 }
                 let representative = match choice.member {
                     Some(k) => members[k].page,
                     None => page_of(c.representative).unwrap_or_default(),
                 };
                 let verdict = canonical::analyse(&members, &pages, &statuses);
-                AuditCluster {
+                Ok(AuditCluster {
                     id: c.id,
                     kind: c.kind(),
                     size: members.len(),
@@ -452,9 +468,9 @@ impl Audit {
                     causes: choice.causes,
                     issues: verdict.issues,
                     members,
-                }
+                })
             })
-            .collect();
+            .collect::<std::result::Result<_, S::Error>>()?;
         keep::rank_severity(&mut clusters, &pages);
         let cause_rollup = keep::rollup(&clusters);
         let parameters = keep::parameters(&clusters);
@@ -469,7 +485,7 @@ impl Audit {
         let mut thin_pages: Vec<usize> = pages.iter().filter(|p| p.thin).map(|p| p.page).collect();
         thin_pages.sort_by_key(|&p| (pages[p].words, p));
 
-        let (identical, same_text) = copy_groups(docs);
+        let (identical, same_text) = copy_groups(docs, sets);
         let analysed = docs.len();
         let pages_in_clusters: usize = clusters.iter().map(|c| c.size).sum();
         // Pages that answered with content of their own (not redirects).
@@ -498,7 +514,7 @@ impl Audit {
             missing_descriptions: ok().filter(|p| p.description.is_none()).count(),
             missing_h1s: ok().filter(|p| p.h1.is_none()).count(),
         };
-        Audit {
+        Ok(Audit {
             schema_version: AUDIT_SCHEMA_VERSION,
             generator: format!("webdup {}", env!("CARGO_PKG_VERSION")),
             source: None,
@@ -519,7 +535,7 @@ impl Audit {
             thin_pages,
             errors,
             since: None,
-        }
+        })
     }
 
     /// Writes `report.json`.
@@ -669,15 +685,15 @@ pub const NEAR_MISS_FLOOR: f64 = 0.5;
 /// The sizes of the groups of two or more identical pages (one decoded
 /// page), and of two or more pages of one text with enough text to judge
 /// that are not all one page.
-fn copy_groups(docs: &[Fingerprint]) -> (Vec<usize>, Vec<usize>) {
+fn copy_groups<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> (Vec<usize>, Vec<usize>) {
     let mut pages: HashMap<[u8; 16], usize> = HashMap::new();
     let mut texts: HashMap<[u8; 16], Vec<Option<[u8; 16]>>> = HashMap::new();
     // A page that is only its site's template is no one's copy.
-    for d in docs.iter().filter(|d| !d.template_only) {
+    for (i, d) in docs.iter().enumerate().filter(|(_, d)| !d.template_only) {
         if let Some(p) = d.page_digest {
             *pages.entry(p).or_default() += 1;
         }
-        if d.shingles.len() >= webdup_core::verify::MIN_SHARED_SHINGLES {
+        if sets.len(i as u32) >= webdup_core::verify::MIN_SHARED_SHINGLES {
             texts.entry(d.digest).or_default().push(d.page_digest);
         }
     }
@@ -693,14 +709,15 @@ fn copy_groups(docs: &[Fingerprint]) -> (Vec<usize>, Vec<usize>) {
 /// and only first copies take part in the near search, so counts go through
 /// the groups of copies: a page is near every other copy of its text, and
 /// near every copy of each text its text is near.
-fn fill_matches(
+fn fill_matches<S: Sets + ?Sized>(
     units: &impl Units,
     pages: &mut [PageRow],
     docs: &[Fingerprint],
+    sets: &S,
     clustering: &Clustering,
     page_of_doc: &[usize],
     settings: &AuditSettings,
-) {
+) -> std::result::Result<(), S::Error> {
     // Copies as the clustering groups them: the same text when there is
     // enough of it, else the same page.
     let mut first: HashMap<dedup::CopyOf, usize> = HashMap::new();
@@ -708,7 +725,8 @@ fn fill_matches(
     let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
     for (i, d) in docs.iter().enumerate() {
         // A page that is only its site's template is no one's copy.
-        let g = if d.template_only { i } else { dedup::CopyOf::of(d).map_or(i, |c| *first.entry(c).or_insert(i)) };
+        let copy_of = dedup::CopyOf::new(d.digest, sets.len(i as u32), d.page_digest);
+        let g = if d.template_only { i } else { copy_of.map_or(i, |c| *first.entry(c).or_insert(i)) };
         group[i] = g;
         copies[g].push(i);
     }
@@ -737,14 +755,19 @@ fn fill_matches(
         // A page with no duplicate still shows its nearest page from
         // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79)
         // is worth a look.
-        let closest = closest.or_else(|| {
-            let misses = near_misses.get_or_insert_with(|| {
-                let jaccard = MatchSettings { measure: Measure::Jaccard, ..settings.matching.clone() };
-                let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
-                dedup::neighbors(units, docs, &jaccard, &settings.fingerprint, floor, 1)
-            });
-            misses[i].first().and_then(|n| Some((position_of(docs, n.key)?, n.jaccard)))
-        });
+        let closest = match closest {
+            Some(c) => Some(c),
+            None => {
+                if near_misses.is_none() {
+                    let jaccard = MatchSettings { measure: Measure::Jaccard, ..settings.matching.clone() };
+                    let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
+                    near_misses =
+                        Some(dedup::neighbors_in(units, docs, sets, &jaccard, &settings.fingerprint, floor, 1)?);
+                }
+                let misses = near_misses.as_ref().map_or(&[][..], Vec::as_slice);
+                misses[i].first().and_then(|n| Some((position_of(docs, n.key)?, n.jaccard)))
+            }
+        };
         let p = &mut pages[page_of_doc[i]];
         p.near_duplicates = count;
         if let Some((c, j)) = closest {
@@ -757,6 +780,7 @@ fn fill_matches(
             pages[i].closest_url = Some(pages[c].url.clone());
         }
     }
+    Ok(())
 }
 
 /// Groups of two or more analysed, indexable pages whose value is the same

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::{Audit, AuditPage, Content};
@@ -147,10 +148,26 @@ impl AuditTexts {
                 _ => None,
             })
             .collect();
+        AuditTexts::build_with(units, clustering, audit, &|key| texts.get(&key).map(|t| Cow::Borrowed(*t)))
+    }
+
+    /// [`AuditTexts::build`] with each document's text from `text_of` (a
+    /// run too large to hold its texts reads them back from disk): only the
+    /// clustered pages' are asked for, once each.
+    pub fn build_with<'t>(
+        units: &impl Units,
+        clustering: &Clustering,
+        audit: &Audit,
+        text_of: &(dyn Fn(DocKey) -> Option<Cow<'t, str>> + Sync),
+    ) -> AuditTexts {
         let per_cluster: Vec<(String, Vec<PageText>, Vec<usize>)> =
             units.map(clustering.clusters.len().min(audit.clusters.len()), |n| {
                 let (c, ac) = (&clustering.clusters[n], &audit.clusters[n]);
-                let text_of = |key| texts.get(&key).copied();
+                let mut texts: HashMap<DocKey, Option<Cow<'t, str>>> = HashMap::new();
+                for key in std::iter::once(c.representative).chain(c.members.iter().map(|m| m.key)) {
+                    texts.entry(key).or_insert_with(|| text_of(key));
+                }
+                let text_of = |key| texts.get(&key).and_then(|t| t.as_deref());
                 let base_doc = std::iter::once(c.representative)
                     .chain(c.members.iter().map(|m| m.key))
                     .find(|&d| text_of(d).is_some())

@@ -25,7 +25,7 @@
 //! let loaded = Run::new(RunConfig::default())
 //!     .load_all(&inputs, &mut std::io::empty(), &config, &Templates::default(), &Quiet)
 //!     .unwrap();
-//! let audited = audit::run(loaded, &config, &AuditConfig::default());
+//! let audited = audit::run(loaded, &config, &AuditConfig::default()).unwrap();
 //! let audit = &audited.audit;
 //! assert_eq!(audit.summary.identical_groups, 1);
 //! assert_eq!(audit.clusters[0].status, "problem");
@@ -67,9 +67,9 @@ pub struct Audited {
 /// pages in input order, fetched, failed or folded. A run that followed
 /// links adds what the crawl saw ([`crawl_facts`]).
 #[cfg(feature = "http")]
-pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig) -> Audited {
+pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig) -> crate::Result<Audited> {
     loaded.fold_redirects();
-    let clustering = crate::engine::find_duplicates(&loaded.corpus, config);
+    let clustering = crate::engine::find_duplicates(&loaded.corpus, config)?;
     let facts = loaded.crawl.as_ref().map(|c| crawl_facts(c, &loaded.pages));
     // The audit lists an analysed or failed page under its input as given;
     // a folded one under the URL its fetch asked for.
@@ -84,16 +84,34 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
             AuditPage { record, content: p.content }
         })
         .collect();
-    let mut built = build(&loaded.corpus, &pages, &clustering, facts.as_ref(), config, audit);
-    let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
+    let mut built = build(&loaded.corpus, &pages, &clustering, facts.as_ref(), config, audit)?;
+    let texts = match &loaded.corpus.spill {
+        None => AuditTexts::build(&Threads, &pages, &clustering, &built),
+        // The texts of the pages held before the run began to spill are in
+        // their records; a text that cannot be read back shows as missing.
+        Some(spill) => {
+            let held: std::collections::HashMap<DocKey, &str> = pages
+                .iter()
+                .filter_map(|p| match (&p.content, &p.record.text) {
+                    (Content::Doc(key), Some(text)) => Some((*key, text.as_str())),
+                    _ => None,
+                })
+                .collect();
+            AuditTexts::build_with(&Threads, &clustering, &built, &|key| match held.get(&key) {
+                Some(text) => Some(std::borrow::Cow::Borrowed(*text)),
+                None => spill.text_of(key).and_then(Result::ok).map(std::borrow::Cow::Owned),
+            })
+        }
+    };
     let found = markup::Markup { spill: &loaded.markup, pages: &pages, docs: &loaded.corpus.docs };
     webdup_seo::audit::markup::fill(&Threads, &mut built, &|page| found.of(page));
-    Audited { corpus: loaded.corpus, clustering, audit: built, texts }
+    Ok(Audited { corpus: loaded.corpus, clustering, audit: built, texts })
 }
 
 /// Builds the audit model of `pages` (in the order listed), whose analysed
 /// documents are `corpus`'s, clustered as `clustering`, found by `crawl`
-/// when links were followed.
+/// when links were followed. An error only when sets kept on disk cannot
+/// be read back.
 pub fn build(
     corpus: &Corpus,
     pages: &[AuditPage],
@@ -101,9 +119,16 @@ pub fn build(
     crawl: Option<&CrawlFacts>,
     config: &Config,
     audit: &AuditConfig,
-) -> Audit {
+) -> crate::Result<Audit> {
     let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
-    Audit::build(&Threads, pages, &corpus.docs, clustering, crawl, settings)
+    match &corpus.spill {
+        None => Ok(Audit::build(&Threads, pages, &corpus.docs, clustering, crawl, settings)),
+        Some(spill) => {
+            let sets = spill.sets(&corpus.docs);
+            Audit::build_in(&Threads, pages, &corpus.docs, &sets, clustering, crawl, settings)
+                .map_err(|e| crate::Error::Scratch(e.to_string()))
+        }
+    }
 }
 
 /// The crawl as the audit reads it: each link's source named by the URL

@@ -37,7 +37,7 @@
 //! assert!(audited.texts.missing.is_empty());
 //! ```
 
-use super::{AuditConfig, AuditPage, AuditSource, AuditTexts, Audited, Content, build};
+use super::{Audit, AuditConfig, AuditPage, AuditSettings, AuditSource, AuditTexts, Audited, Content};
 use crate::engine::{Config, Corpus, Fingerprint};
 use crate::error::{DocError, DocErrorKind};
 use crate::source::DocKey;
@@ -92,9 +92,13 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
         };
         pages.push(AuditPage { record, content });
     }
-    let clustering = crate::engine::find_duplicates(&corpus, config);
+    // A crawl read from an index holds its sets: nothing to read back.
+    let mut clustering =
+        webdup_core::dedup::find_duplicates(&Threads, &corpus.docs, &config.matching, &config.fingerprint);
+    clustering.stats.documents = corpus.len();
     let facts = index.crawl_facts(&crawl)?;
-    let mut built = build(&corpus, &pages, &clustering, facts.as_ref(), config, audit);
+    let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
+    let mut built = Audit::build(&Threads, &pages, &corpus.docs, &clustering, facts.as_ref(), settings);
     built.source = Some(AuditSource {
         kind: "index",
         index: index.path().display().to_string(),

@@ -10,18 +10,29 @@ use crate::run::Loaded;
 /// failure (a 404 is worth remembering: lost-and-found needs it). Input
 /// order is kept so an audit of the index lists pages as an audit of the
 /// same inputs does. A page the run folded into another is not stored.
-pub fn pages_of(crawl: &str, loaded: Loaded) -> Vec<Page> {
+/// Sets and texts a large run kept on disk ([`crate::spill`]) are read
+/// back into the pages (the texts only with `texts`); an error only when
+/// they cannot be.
+pub fn pages_of(crawl: &str, loaded: Loaded, texts: bool) -> crate::Result<Vec<Page>> {
+    let spill = loaded.corpus.spill;
     let mut docs = loaded.corpus.docs.into_iter().peekable();
-    loaded
-        .pages
-        .into_iter()
-        .filter_map(|p| {
-            let fingerprint = match p.content {
-                Content::Doc(key) => docs.next_if(|d| d.key == key),
-                Content::Failed { .. } => None,
-                Content::Redirect => return None,
-            };
-            Some(Page::of_record(crawl, p.record, fingerprint))
-        })
-        .collect()
+    let mut pages = Vec::with_capacity(loaded.pages.len());
+    for mut p in loaded.pages {
+        let mut fingerprint = match p.content {
+            Content::Doc(key) => docs.next_if(|d| d.key == key),
+            Content::Failed { .. } => None,
+            Content::Redirect => continue,
+        };
+        if let (Some(spill), Some(f)) = (&spill, &mut fingerprint)
+            && let Some(places) = spill.places(f.key)
+        {
+            let read = |e: crate::spill::SpillError| crate::Error::Scratch(e.to_string());
+            f.shingles = spill.read(places.shingles).map_err(read)?;
+            if let Some(text) = places.text.filter(|_| texts) {
+                p.record.text = Some(spill.text(text).map_err(read)?);
+            }
+        }
+        pages.push(Page::of_record(crawl, p.record, fingerprint));
+    }
+    Ok(pages)
 }

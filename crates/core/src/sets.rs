@@ -1,0 +1,79 @@
+//! Where the verification reads documents' shingle sets from.
+//!
+//! Candidates come from sketches, which every document keeps; the sets
+//! themselves are needed only to confirm a pair and to score a cluster's
+//! members. A run over a few thousand pages keeps them in its fingerprints
+//! ([`Fingerprint::shingles`]); a run over a million writes them to a file
+//! as they are made and reads back the two of each candidate pair (the
+//! facade's spill). The core reads through [`Sets`] and never knows which.
+
+use std::convert::Infallible;
+
+use crate::fingerprint::Fingerprint;
+
+/// The shingle sets of documents `0..n`, by position.
+pub trait Sets: Sync {
+    /// Why a set could not be read (a spill file's I/O error).
+    type Error: Send;
+
+    /// How many shingles document `i` has.
+    fn len(&self, i: u32) -> usize;
+
+    /// Document `i`'s sorted distinct shingles: borrowed when in memory,
+    /// else read into `buf`.
+    fn get<'a>(&'a self, i: u32, buf: &'a mut Vec<u64>) -> Result<&'a [u64], Self::Error>;
+}
+
+/// Sets held in memory.
+impl Sets for [&[u64]] {
+    type Error = Infallible;
+
+    fn len(&self, i: u32) -> usize {
+        self[i as usize].len()
+    }
+
+    fn get<'a>(&'a self, i: u32, _: &'a mut Vec<u64>) -> Result<&'a [u64], Infallible> {
+        Ok(self[i as usize])
+    }
+}
+
+/// The sets fingerprints hold themselves ([`Fingerprint::shingles`]).
+pub struct InFingerprints<'d>(pub &'d [Fingerprint]);
+
+impl Sets for InFingerprints<'_> {
+    type Error = Infallible;
+
+    fn len(&self, i: u32) -> usize {
+        self.0[i as usize].shingles.len()
+    }
+
+    fn get<'a>(&'a self, i: u32, _: &'a mut Vec<u64>) -> Result<&'a [u64], Infallible> {
+        Ok(&self.0[i as usize].shingles)
+    }
+}
+
+/// The sets of some of another source's documents: `i` is `positions[i]` there.
+pub struct Subset<'s, S: ?Sized> {
+    pub sets: &'s S,
+    pub positions: &'s [u32],
+}
+
+impl<S: Sets + ?Sized> Sets for Subset<'_, S> {
+    type Error = S::Error;
+
+    fn len(&self, i: u32) -> usize {
+        self.sets.len(self.positions[i as usize])
+    }
+
+    fn get<'a>(&'a self, i: u32, buf: &'a mut Vec<u64>) -> Result<&'a [u64], S::Error> {
+        self.sets.get(self.positions[i as usize], buf)
+    }
+}
+
+/// The value of a result that cannot fail.
+pub fn always<T>(r: Result<T, Infallible>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}

@@ -1,0 +1,432 @@
+//! Shingle sets kept on disk instead of in memory, for runs too large to
+//! hold them ([`Config::memory`](crate::engine::Config::memory)).
+//!
+//! A page's shingles (4-8 KB for an article) and the rest of its text's
+//! shingles, for template learning, are most of what a run holds per page,
+//! and each is needed only a few times: to learn its site's template, to
+//! sketch it, and to confirm the candidate pairs it is in. A spilled run
+//! writes them to one unnamed temporary file (gone when the run is) as
+//! pages are fingerprinted, keeps 12 bytes per set in memory, and reads a
+//! set back with one positioned read when a stage needs it. The answer is
+//! the same as with the sets in memory; only where they wait differs.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+
+use crate::engine::{BASE_BYTES, Config, Corpus, Fingerprint, Fingerprinter, PAGE_BYTES_HELD, PageView};
+use crate::error::{DocError, DocErrorKind};
+use crate::template::{self, TemplateConfig, Templates};
+use crate::threads::Threads;
+use webdup_core::DocKey;
+use webdup_core::sets::Sets;
+use webdup_core::units::Units;
+
+/// A set could not be written to or read back from the spill file.
+#[derive(Debug, thiserror::Error)]
+#[error("the temporary file holding the shingle sets failed: {0}")]
+pub struct SpillError(#[from] pub std::io::Error);
+
+/// Decides, page by page as a run fingerprints them, which pages keep their
+/// sets on disk: none without a budget; every page when the pages named
+/// would not fit held; else the pages past a quarter of the budget (an
+/// archive or a crawl may bring more pages than were named).
+pub(crate) struct Spiller {
+    /// Pages held before the rest spill (`u64::MAX`: never).
+    hold: u64,
+    seen: AtomicU64,
+    /// Made when the first page spills; `None` inside when no temporary
+    /// file can be made (the pages are then held).
+    spill: OnceLock<Option<Spill>>,
+}
+
+impl Spiller {
+    /// For a run under `config` that names `pages` pages.
+    pub(crate) fn new(config: &Config, pages: u64) -> Spiller {
+        let hold = match config.memory {
+            None => u64::MAX,
+            Some(_) if config.spills(pages) => 0,
+            Some(budget) => pages.max((budget / 4).saturating_sub(BASE_BYTES) / PAGE_BYTES_HELD),
+        };
+        Spiller { hold, seen: AtomicU64::new(0), spill: OnceLock::new() }
+    }
+
+    /// Moves `f`'s sets, and the main text `page` kept, to disk if its turn
+    /// is past the pages held.
+    pub(crate) fn take(&self, f: &mut Fingerprint, page: &mut PageView) -> Result<(), SpillError> {
+        if self.seen.fetch_add(1, Ordering::Relaxed) < self.hold {
+            return Ok(());
+        }
+        match self.spill.get_or_init(|| Spill::new().ok()) {
+            Some(spill) => spill.keep(f, page),
+            None => Ok(()),
+        }
+    }
+
+    /// The spill, if any page went to it.
+    pub(crate) fn into_spill(self) -> Option<Spill> {
+        self.spill.into_inner().flatten()
+    }
+}
+
+/// Where one set (or text) is in the spill file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Place {
+    /// Offset in bytes.
+    at: u64,
+    /// Length in shingles (in bytes for a text).
+    len: u32,
+}
+
+impl Place {
+    /// How many shingles the set has (bytes the text has).
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Where a page's sets are: its shingles and, until its site's template is
+/// learned, all its text shows (`context`); and its main text, when the run
+/// keeps texts ([`Config::keep_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Places {
+    pub shingles: Place,
+    pub context: Option<Place>,
+    pub text: Option<Place>,
+}
+
+/// The spill file: sets appended by any thread, read back by any thread.
+pub struct Spill {
+    file: File,
+    /// The end of the file: where the next set goes.
+    end: Mutex<u64>,
+    /// Each page's sets, by key.
+    places: Mutex<HashMap<DocKey, Places>>,
+}
+
+impl std::fmt::Debug for Spill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pages = self.places.lock().map(|p| p.len()).ok();
+        f.debug_struct("Spill").field("pages", &pages).finish()
+    }
+}
+
+impl Spill {
+    /// A spill over a new unnamed temporary file in the system's temporary
+    /// folder (`TMPDIR`).
+    pub fn new() -> Result<Spill, SpillError> {
+        Ok(Spill { file: tempfile::tempfile()?, end: Mutex::new(0), places: Mutex::new(HashMap::new()) })
+    }
+
+    /// Appends `set` and returns its place.
+    pub fn put(&self, set: &[u64]) -> Result<Place, SpillError> {
+        let len = u32::try_from(set.len()).map_err(std::io::Error::other)?;
+        let bytes: Vec<u8> = set.iter().flat_map(|h| h.to_le_bytes()).collect();
+        self.append(&bytes, len)
+    }
+
+    /// Appends a text and returns its place.
+    pub fn put_text(&self, text: &str) -> Result<Place, SpillError> {
+        let len = u32::try_from(text.len()).map_err(std::io::Error::other)?;
+        self.append(text.as_bytes(), len)
+    }
+
+    /// The text at `place`.
+    pub fn text(&self, place: Place) -> Result<String, SpillError> {
+        let mut bytes = vec![0u8; place.len()];
+        read_at(&self.file, &mut bytes, place.at)?;
+        String::from_utf8(bytes).map_err(|e| SpillError(std::io::Error::other(e)))
+    }
+
+    /// The main text kept for page `key`: `None` when it kept none here.
+    pub fn text_of(&self, key: DocKey) -> Option<Result<String, SpillError>> {
+        self.places(key).and_then(|p| p.text).map(|t| self.text(t))
+    }
+
+    fn append(&self, bytes: &[u8], len: u32) -> Result<Place, SpillError> {
+        let at = {
+            let mut end = self.end.lock().map_err(|_| std::io::Error::other("a worker panicked"))?;
+            let at = *end;
+            *end += bytes.len() as u64;
+            at
+        };
+        // Written outside the lock: the place is reserved, and positioned
+        // writes of different places do not meet.
+        write_at(&self.file, bytes, at)?;
+        Ok(Place { at, len })
+    }
+
+    /// The set at `place`, into `buf` (replacing what it held).
+    pub fn get(&self, place: Place, buf: &mut Vec<u64>) -> Result<(), SpillError> {
+        let mut bytes = vec![0u8; place.len() * 8];
+        read_at(&self.file, &mut bytes, place.at)?;
+        buf.clear();
+        buf.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())));
+        Ok(())
+    }
+
+    /// The set at `place`, as a new vector.
+    pub fn read(&self, place: Place) -> Result<Vec<u64>, SpillError> {
+        let mut buf = Vec::with_capacity(place.len());
+        self.get(place, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Moves a freshly shingled page's sets, and the main text its view
+    /// kept, here, leaving it empty ones.
+    pub fn keep(&self, f: &mut Fingerprint, page: &mut PageView) -> Result<(), SpillError> {
+        let shingles = self.put(&f.shingles)?;
+        let context = if f.context.is_empty() { None } else { Some(self.put(&f.context)?) };
+        let text = page.text.as_deref().map(|t| self.put_text(t)).transpose()?;
+        self.set_places(f.key, Places { shingles, context, text });
+        f.shingles = Vec::new();
+        f.context = Vec::new();
+        page.text = None;
+        Ok(())
+    }
+
+    /// Records where a page's sets are.
+    pub fn set_places(&self, key: DocKey, places: Places) {
+        if let Ok(mut p) = self.places.lock() {
+            p.insert(key, places);
+        }
+    }
+
+    /// Where a page's sets are, if it was spilled.
+    pub fn places(&self, key: DocKey) -> Option<Places> {
+        self.places.lock().ok().and_then(|p| p.get(&key).copied())
+    }
+
+    /// The sets of `docs`, by position: read back for the pages spilled,
+    /// borrowed from the others (the pages a run held before it began to
+    /// spill). What verification reads through ([`Sets`]).
+    pub fn sets<'s>(&'s self, docs: &'s [Fingerprint]) -> CorpusSets<'s> {
+        let places = match self.places.lock() {
+            Ok(p) => docs.iter().map(|d| p.get(&d.key).map(|p| p.shingles)).collect(),
+            Err(_) => vec![None; docs.len()],
+        };
+        CorpusSets { spill: self, docs, places }
+    }
+}
+
+impl Corpus {
+    /// [`Corpus::finish`] for a corpus whose sets are spilled: each site's
+    /// template learned from its pages' sets read back (a site at a time per
+    /// thread), then each page read back once more, its template dropped,
+    /// sketched, and its remaining set written back. A page whose set
+    /// cannot be read back becomes an error of the run.
+    pub(crate) fn finish_spilled(&mut self, fp: &Fingerprinter, config: &Config, known: &Templates) -> Templates {
+        let Some(spill) = self.spill.as_ref() else { return Templates::default() };
+        let settings = config.fingerprint.template.as_ref();
+        let learned = settings.map_or_else(Templates::default, |t| learn(spill, &self.docs, t));
+        let failed: Vec<DocError> = self
+            .docs
+            .par_iter_mut()
+            .filter_map(|d| {
+                let site = settings.and_then(|t| d.site(t.scope));
+                let template = site.as_ref().and_then(|s| learned.get(&s.name).or_else(|| known.get(&s.name)));
+                finish_page(spill, fp, d, template)
+                    .err()
+                    .map(|e| DocError::new(&d.id, d.key, DocErrorKind::Io, e.to_string()))
+            })
+            .collect();
+        if !failed.is_empty() {
+            let gone: std::collections::HashSet<DocKey> = failed.iter().map(|e| e.key).collect();
+            self.docs.retain(|d| !gone.contains(&d.key));
+            self.add_errors(failed);
+        }
+        learned
+    }
+}
+
+impl Corpus {
+    /// `d` with its shingles in memory: itself when the run held them,
+    /// else a copy with its set read back from the spill.
+    pub fn held<'d>(&self, d: &'d Fingerprint) -> crate::Result<std::borrow::Cow<'d, Fingerprint>> {
+        match self.spill.as_ref().and_then(|s| Some((s, s.places(d.key)?))) {
+            None => Ok(std::borrow::Cow::Borrowed(d)),
+            Some((spill, places)) => {
+                let shingles = spill.read(places.shingles).map_err(|e| crate::Error::Scratch(e.to_string()))?;
+                Ok(std::borrow::Cow::Owned(Fingerprint { shingles, ..d.clone() }))
+            }
+        }
+    }
+}
+
+/// Each site's template, learned as [`Templates::learn_on`] learns it, from
+/// sets read back a site at a time. A site whose sets cannot be read back
+/// learns none (its pages then fail in [`finish_page`], for the same reason).
+fn learn(spill: &Spill, docs: &[Fingerprint], config: &TemplateConfig) -> Templates {
+    // Sites in the order their first page comes, each with its pages in
+    // key order, as `Templates::learn_on` groups them.
+    let mut by_site: HashMap<String, usize> = HashMap::new();
+    let mut sites: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        if let Some(site) = d.site(config.scope) {
+            let n = *by_site.entry(site.name.clone()).or_insert_with(|| {
+                sites.push((site.name, Vec::new()));
+                sites.len() - 1
+            });
+            sites[n].1.push(i);
+        }
+    }
+    drop(by_site);
+    sites.retain(|(_, pages)| pages.len() >= config.min_pages);
+    let templates = Threads.map(sites.len(), |n| {
+        let pages = &sites[n].1;
+        let sets = template::learning_sample(pages.len())
+            .map(|k| {
+                let d = &docs[pages[k]];
+                match spill.places(d.key) {
+                    Some(places) => spill.read(places.context.unwrap_or(places.shingles)),
+                    None => Ok(if d.context.is_empty() { &d.shingles } else { &d.context }.clone()),
+                }
+            })
+            .collect::<Result<Vec<Vec<u64>>, SpillError>>()
+            .ok()?;
+        let sets: Vec<&[u64]> = sets.iter().map(Vec::as_slice).collect();
+        Some(template::learn_site(&sets, config))
+    });
+    let mut learned = Templates::default();
+    for ((site, _), t) in sites.into_iter().zip(templates) {
+        if let Some(t) = t {
+            learned.insert(site, t);
+        }
+    }
+    learned
+}
+
+/// One spilled page's template dropped and sketch made, its set left on disk.
+fn finish_page(
+    spill: &Spill,
+    fp: &Fingerprinter,
+    d: &mut Fingerprint,
+    template: Option<&[u64]>,
+) -> Result<(), SpillError> {
+    let Some(places) = spill.places(d.key) else {
+        // Not spilled: finished in memory, as an unspilled corpus is.
+        if let Some(t) = template {
+            d.drop_template(t);
+        }
+        d.context = Vec::new();
+        fp.sketch(d);
+        return Ok(());
+    };
+    d.shingles = spill.read(places.shingles)?;
+    let mut changed = false;
+    if let Some(t) = template {
+        if let Some(c) = places.context {
+            d.context = spill.read(c)?;
+        }
+        changed = d.drop_template(t);
+    }
+    d.context = Vec::new();
+    fp.sketch(d);
+    let shingles = if changed { spill.put(&d.shingles)? } else { places.shingles };
+    spill.set_places(d.key, Places { shingles, context: None, ..places });
+    d.shingles = Vec::new();
+    Ok(())
+}
+
+/// A corpus's shingle sets, by position: on disk or in its fingerprints.
+pub struct CorpusSets<'s> {
+    spill: &'s Spill,
+    docs: &'s [Fingerprint],
+    places: Vec<Option<Place>>,
+}
+
+impl Sets for CorpusSets<'_> {
+    type Error = SpillError;
+
+    fn len(&self, i: u32) -> usize {
+        self.places[i as usize].map_or_else(|| self.docs[i as usize].shingles.len(), Place::len)
+    }
+
+    fn get<'a>(&'a self, i: u32, buf: &'a mut Vec<u64>) -> Result<&'a [u64], SpillError> {
+        match self.places[i as usize] {
+            Some(place) => {
+                self.spill.get(place, buf)?;
+                Ok(buf)
+            }
+            None => Ok(&self.docs[i as usize].shingles),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn write_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, bytes: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, bytes, at)
+}
+
+#[cfg(windows)]
+fn write_at(file: &File, mut bytes: &[u8], mut at: u64) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(file, bytes, at)?;
+        bytes = &bytes[n..];
+        at += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, mut bytes: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, bytes, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                bytes = &mut bytes[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_come_back_as_they_were_put_from_many_threads() {
+        let spill = Spill::new().unwrap();
+        let sets: Vec<Vec<u64>> =
+            (0..64u64).map(|i| (0..i * 7).map(|j| j.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i).collect()).collect();
+        let places: Vec<Place> = std::thread::scope(|s| {
+            let handles: Vec<_> = sets.iter().map(|set| s.spawn(|| spill.put(set).unwrap())).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (set, place) in sets.iter().zip(&places) {
+            assert_eq!(&spill.read(*place).unwrap(), set);
+            assert_eq!(place.len(), set.len());
+        }
+        let keys: Vec<DocKey> = (0..64).map(DocKey).collect();
+        for (k, p) in keys.iter().zip(&places) {
+            spill.set_places(*k, Places { shingles: *p, ..Places::default() });
+        }
+        // Two pages held in memory beside the spilled ones.
+        let mut docs: Vec<Fingerprint> = keys
+            .iter()
+            .rev()
+            .map(|&k| Fingerprint::from_parts(format!("d{}", k.0), k, 1, Vec::new(), [0; 16], Vec::new(), 0))
+            .collect();
+        docs.push(Fingerprint::from_parts("held".into(), DocKey(99), 1, vec![1, 2, 3], [0; 16], Vec::new(), 0));
+        let view = spill.sets(&docs);
+        let mut buf = Vec::new();
+        assert_eq!(view.get(0, &mut buf).unwrap(), sets[63].as_slice());
+        assert_eq!(view.len(1), sets[62].len());
+        assert_eq!(view.get(64, &mut buf).unwrap(), &[1, 2, 3]);
+        assert_eq!(view.len(64), 3);
+    }
+}

@@ -10,7 +10,8 @@
 //! it names it; every 11th has `<meta name=robots content=noindex>`, every
 //! 13th is sent with `X-Robots-Tag: noindex`, every 97th names a canonical
 //! that answers 404. Titles repeat in pairs, so duplicate titles exist.
-//! `/sitemap.xml` lists every page and ten URLs that answer 404.
+//! `/sitemap.xml` lists every page and ten URLs that answer 404 (past
+//! 50,000 URLs, as an index of sitemaps of 50,000).
 
 use std::sync::Arc;
 
@@ -61,11 +62,38 @@ async fn page(State(site): State<Arc<Site>>, Path(name): Path<String>) -> Respon
     r
 }
 
+/// URLs per sitemap file, the protocol's limit: a larger site's
+/// `/sitemap.xml` is an index of `/sitemap-K.xml` files.
+const PER_SITEMAP: usize = 50_000;
+
 async fn sitemap(State(site): State<Arc<Site>>) -> Response {
+    let urls = site.pages.len() + 10;
+    if urls <= PER_SITEMAP {
+        return urlset(&site, 0..urls);
+    }
+    let mut xml = String::from(
+        r#"<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
+    );
+    for k in 0..urls.div_ceil(PER_SITEMAP) {
+        xml.push_str(&format!("<sitemap><loc>http://127.0.0.1:{}/sitemap-{k}.xml</loc></sitemap>", site.port));
+    }
+    xml.push_str("</sitemapindex>");
+    ([(header::CONTENT_TYPE, "application/xml")], xml).into_response()
+}
+
+async fn part(State(site): State<Arc<Site>>, Path(name): Path<String>) -> Response {
+    let urls = site.pages.len() + 10;
+    match name.strip_suffix(".xml").and_then(|k| k.parse::<usize>().ok()) {
+        Some(k) if k * PER_SITEMAP < urls => urlset(&site, k * PER_SITEMAP..((k + 1) * PER_SITEMAP).min(urls)),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+fn urlset(site: &Site, range: std::ops::Range<usize>) -> Response {
     let mut xml = String::from(
         r#"<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
     );
-    for i in 0..site.pages.len() + 10 {
+    for i in range {
         xml.push_str(&format!("<url><loc>http://127.0.0.1:{}/p/{i}.html</loc></url>", site.port));
     }
     xml.push_str("</urlset>");
@@ -88,6 +116,7 @@ fn main() {
         let site = Arc::new(Site { pages, port });
         let app = axum::Router::new()
             .route("/sitemap.xml", axum::routing::get(sitemap))
+            .route("/sitemap-{name}", axum::routing::get(part))
             .route("/p/{name}", axum::routing::get(page))
             .with_state(site);
         println!("listening on {port}");

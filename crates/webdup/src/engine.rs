@@ -67,6 +67,12 @@ pub struct Config {
     /// shingles only). Off by default.
     #[serde(skip)]
     pub skip_simhash: bool,
+    /// Make no page records ([`crate::run::Loaded::pages`]) nor keep what
+    /// pages showed to make them from: for a run whose report shows only
+    /// fingerprints and fetches (`cluster`, `neighbors`), about 0.8 KB a
+    /// page less. Off by default.
+    #[serde(skip)]
+    pub skip_records: bool,
     /// The memory a run may use, in bytes (`None`: no limit). A run whose
     /// pages' shingle sets would not fit keeps them in a temporary file
     /// ([`crate::spill`]); one that would not fit even so is refused before
@@ -81,9 +87,13 @@ pub const BASE_BYTES: u64 = 160 << 20;
 /// About what a fetched article costs a run that holds its shingle sets (and,
 /// for the audit, its main text): measured at 20,000 pages.
 pub const PAGE_BYTES_HELD: u64 = 24 << 10;
-/// About what a page costs a run that keeps its sets on disk: its key, URL,
-/// sketch, digests, record and fetch facts.
-pub const PAGE_BYTES_SPILLED: u64 = 2 << 10;
+/// About what a page costs `cluster` when its sets are on disk: its key,
+/// URL, sketch, digests, record and fetch facts (measured: about 1 KB at
+/// 100,000 and 1,000,000 pages, `scripts/bench-million.sh`).
+pub const PAGE_BYTES_SPILLED: u64 = 1280;
+/// The same for a run that keeps pages' metadata for the audit
+/// ([`Config::keep_pages`]): its rows, and what its report holds of them.
+pub const PAGE_BYTES_SPILLED_KEPT: u64 = 2 << 10;
 
 impl Config {
     /// The `webdup` tool's settings when given none, shared by the command
@@ -123,7 +133,8 @@ impl Config {
     /// [`Config::memory`] even with its sets on disk, before any work.
     pub fn check_memory(&self, pages: u64) -> Result<()> {
         let Some(budget) = self.memory else { return Ok(()) };
-        let need = BASE_BYTES.saturating_add(pages.saturating_mul(PAGE_BYTES_SPILLED));
+        let per_page = if self.keep_pages { PAGE_BYTES_SPILLED_KEPT } else { PAGE_BYTES_SPILLED };
+        let need = BASE_BYTES.saturating_add(pages.saturating_mul(per_page));
         if need > budget {
             return Err(Error::Memory(format!(
                 "{pages} pages need about {} MB of memory, even with their shingle sets on disk, and the run may use {} MB: \
@@ -529,39 +540,41 @@ impl Corpus {
         let fp = Fingerprinter::new(config);
         let spiller = crate::spill::Spiller::new(config, total);
         progress.start("fingerprint", total);
+        // Each result goes straight into the corpus (sorted by key after):
+        // a million results collected first would be held twice.
+        let corpus = std::sync::Mutex::new(Corpus::default());
+        let keep_views = !config.skip_records;
         let run = || {
-            items
-                .par_bridge()
-                .map(|item| {
-                    let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw)).and_then(|(mut f, mut page)| {
-                        spiller
-                            .take(&mut f, &mut page)
-                            .map_err(|e| DocError::new(&f.id, f.key, DocErrorKind::Io, e.to_string()))?;
-                        Ok((f, page))
-                    });
-                    if r.is_err() {
-                        progress.fail(1);
+            items.par_bridge().for_each(|item| {
+                let r = load(item).and_then(|raw| fp.fingerprint_unsketched(raw)).and_then(|(mut f, mut page)| {
+                    spiller
+                        .take(&mut f, &mut page)
+                        .map_err(|e| DocError::new(&f.id, f.key, DocErrorKind::Io, e.to_string()))?;
+                    Ok((f, page))
+                });
+                if r.is_err() {
+                    progress.fail(1);
+                }
+                progress.advance(1);
+                let Ok(mut corpus) = corpus.lock() else { return };
+                match r {
+                    Ok((f, page)) => {
+                        if keep_views {
+                            corpus.pages.insert(f.key, page);
+                        }
+                        corpus.docs.push(f);
                     }
-                    progress.advance(1);
-                    r
-                })
-                .collect::<Vec<_>>()
+                    Err(e) => corpus.errors.push(e),
+                }
+            })
         };
-        let results = match rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build() {
+        match rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build() {
             Ok(pool) => pool.install(run),
             Err(_) => run(),
         };
         progress.finish();
-        let mut corpus = Corpus { spill: spiller.into_spill(), ..Corpus::default() };
-        for r in results {
-            match r {
-                Ok((f, page)) => {
-                    corpus.pages.insert(f.key, page);
-                    corpus.docs.push(f);
-                }
-                Err(e) => corpus.errors.push(e),
-            }
-        }
+        let mut corpus = corpus.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        corpus.spill = spiller.into_spill();
         corpus.docs.sort_by_key(|d| d.key);
         corpus.errors.sort_by_key(|e| e.key);
         corpus

@@ -60,7 +60,8 @@ pub struct Loaded {
     pub corpus: Corpus,
     /// Every page of the run by key (input order), with what its fetch
     /// answered and its markup said: filled by [`Loaded::finish`] (which
-    /// [`Run::load_all`] runs) and kept in step by [`Loaded::fold_redirects`].
+    /// [`Run::load_all`] runs; not with [`Config::skip_records`]) and kept
+    /// in step by [`Loaded::fold_redirects`].
     pub pages: Vec<RunPage>,
     pub fetches: Vec<FetchRecord>,
     /// Inputs folded into another input's page by [`Loaded::fold_redirects`].
@@ -503,7 +504,9 @@ impl Loaded {
     /// page's record. Returns the templates learned here.
     pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
         let learned = self.corpus.finish(config, known);
-        self.record_pages();
+        if !config.skip_records {
+            self.record_pages();
+        }
         learned
     }
 

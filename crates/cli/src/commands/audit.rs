@@ -24,8 +24,12 @@ pub fn run(
     // shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, keep_markup: true, ..common.to_config()? };
     let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words })?;
-    write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
-    Ok(exit_for(&audited.corpus))
+    // The fingerprints and pairs are in the audit now: freed before the
+    // report is written, the largest step of a large audit.
+    let exit = exit_for(&audited.corpus);
+    let audit::Audited { audit, texts, .. } = audited;
+    write(&audit, &texts, out, common.quiet, csv_bom)?;
+    Ok(exit)
 }
 
 /// `webdup audit --index FILE [--crawl NAME] [--since OLD]`: the same

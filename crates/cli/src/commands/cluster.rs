@@ -17,7 +17,8 @@ pub fn run(
     explain: bool,
     index: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    let config = common.to_config()?;
+    // The report shows fingerprints and fetches, not page records.
+    let config = webdup::Config { skip_records: true, ..common.to_config()? };
     if explain {
         explain_lsh(&config);
     }
@@ -27,8 +28,11 @@ pub fn run(
     // One page per final URL: an old URL that redirects to a page of the
     // run is a redirect, not a duplicate of its target.
     let Clustered { corpus, report, .. } = webdup::run::cluster(load_corpus(inputs, common, &config)?, &config)?;
+    // The report holds what it shows: the fingerprints are freed first.
+    let exit = exit_for(&corpus);
+    drop(corpus);
     write_output(output, |fmt, out| report.write(fmt, out))?;
-    Ok(exit_for(&corpus))
+    Ok(exit)
 }
 
 /// Prints the LSH banding `cluster` uses and its S-curve to standard error:

@@ -19,7 +19,7 @@ pub fn run(
     top: u32,
     min_similarity: Option<f64>,
 ) -> anyhow::Result<ExitCode> {
-    let config = common.to_config()?;
+    let config = webdup::Config { skip_records: true, ..common.to_config()? };
     let floor = min_similarity.unwrap_or(config.matching.threshold);
     let top = top as usize;
     if !(floor > 0.0 && floor <= 1.0) {

@@ -115,6 +115,11 @@ pub enum Command {
         /// that Excel reads non-Latin titles and URLs right.
         #[arg(long)]
         csv_bom: bool,
+        /// Write the paged report.html (tables in chunks under
+        /// report-data/) whatever the audit's size, ROWS rows a chunk: for
+        /// tests and benchmarks [default: paged above 5,000 pages, 500 rows].
+        #[arg(long, value_name = "ROWS", hide = true, value_parser = clap::value_parser!(u32).range(1..))]
+        report_chunk_rows: Option<u32>,
     },
     /// List each document's most similar documents.
     Neighbors {

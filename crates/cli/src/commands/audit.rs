@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
+use webdup::audit::html::ReportLayout;
 use webdup::audit::{self, Audit, AuditConfig, AuditTexts};
 use webdup::report::terminal_safe;
 
@@ -13,18 +14,27 @@ use crate::args::CommonArgs;
 use crate::commands::index;
 use crate::common::{exit_for, load_corpus};
 
-pub fn run(
-    inputs: &[String],
-    common: &CommonArgs,
-    out: &Path,
-    thin_words: usize,
-    csv_bom: bool,
-) -> anyhow::Result<ExitCode> {
+/// Where and how the report files are written.
+pub struct Output<'a> {
+    pub dir: &'a Path,
+    pub csv_bom: bool,
+    pub layout: ReportLayout,
+}
+
+impl Output<'_> {
+    /// `--report-chunk-rows ROWS` pages the report whatever its size.
+    pub fn new(dir: &Path, csv_bom: bool, chunk_rows: Option<u32>) -> Output<'_> {
+        let layout = chunk_rows.map_or_else(ReportLayout::default, |rows| ReportLayout::paged(rows as usize));
+        Output { dir, csv_bom, layout }
+    }
+}
+
+pub fn run(inputs: &[String], common: &CommonArgs, thin_words: usize, out: Output) -> anyhow::Result<ExitCode> {
     // Metadata, texts and (for same-text pairs) markup are what the audit
     // shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, keep_markup: true, ..common.to_config()? };
     let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words });
-    write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
+    write(&audited.audit, &audited.texts, &out, common.quiet)?;
     Ok(exit_for(&audited.corpus))
 }
 
@@ -36,9 +46,8 @@ pub fn run_index(
     crawl: Option<&str>,
     since: Option<&str>,
     common: &CommonArgs,
-    out: &Path,
     thin_words: usize,
-    csv_bom: bool,
+    out: Output,
 ) -> anyhow::Result<ExitCode> {
     let (index, config) = index::open_to_recluster(path, common)?;
     let settings = AuditConfig { thin_words };
@@ -56,12 +65,17 @@ pub fn run_index(
         }
         None => audit::from_index(&index, crawl, &config, &settings)?,
     };
-    write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
+    write(&audited.audit, &audited.texts, &out, common.quiet)?;
     Ok(exit_for(&audited.corpus))
 }
 
-fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool, csv_bom: bool) -> anyhow::Result<()> {
-    audit.write_dir(texts, out, csv_bom).with_context(|| format!("cannot write the report to {}", out.display()))?;
+fn write(audit: &Audit, texts: &AuditTexts, to: &Output, quiet: bool) -> anyhow::Result<()> {
+    let out = to.dir;
+    let context = || format!("cannot write the report to {}", out.display());
+    audit.write_dir(texts, out, to.csv_bom).with_context(context)?;
+    // write_dir wrote report.html as one file: a large audit's is paged
+    // (and a small one's drops a stale report-data/).
+    audit::html::write_report(audit, texts, out, to.layout).with_context(context)?;
     if !quiet {
         let s = &audit.summary;
         let from = match &audit.source {

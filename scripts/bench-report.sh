@@ -11,7 +11,9 @@
 #
 #   scripts/bench-report.sh [COUNT]     (OUT=DIR keeps the report there;
 #                                         REPORT=DIR skips the audit and
-#                                         times an existing report)
+#                                         times an existing report; SCALE=10
+#                                         times a copy of it made ten times
+#                                         larger by scripts/report_scale.py)
 set -euo pipefail
 COUNT=${1:-100000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +38,11 @@ if [ -z "${REPORT:-}" ]; then
     grep -E "Elapsed \(wall clock\)|Maximum resident set size" "$WORK/time.txt" | sed 's/^\s*/audit: /'
 fi
 
+if [ -n "${SCALE:-}" ]; then
+    echo "scaling the report $SCALE times" >&2
+    python3 scripts/report_scale.py "$REPORT" "$WORK/scaled" "$SCALE"
+    REPORT=$WORK/scaled
+fi
 echo "report.html $(du -k "$REPORT/report.html" | cut -f1) KB; report-data $(du -sk "$REPORT/report-data" 2>/dev/null | cut -f1) KB in $(ls "$REPORT/report-data" 2>/dev/null | wc -l) files; report.json $(du -k "$REPORT/report.json" | cut -f1) KB"
 echo "load before the browser: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
@@ -145,7 +152,7 @@ for run in range(3):
         raise SystemExit(errors)
     results.append(r)
 
-print(f"{len(data['pages'])} pages, {len(clusters)} clusters; milliseconds, best and worst of {len(results)} loads:")
+print(f"{data.get('rows', len(data['pages']))} pages; milliseconds, best and worst of {len(results)} loads:")
 for k in results[0]:
     v = sorted(r[k] for r in results)
     print(f"  {k:<48} {v[0]:8.0f} {v[-1]:8.0f}")

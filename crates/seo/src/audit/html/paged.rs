@@ -516,3 +516,53 @@ fn write_texts(audit: &Audit, texts: &AuditTexts, out: &Chunks, contiguous: bool
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_keys_order_numbers_then_text_then_empty_cells() {
+        let mut keys = [Key::Null, text("b"), num(2.0), text("a"), num(-1.0), Key::Null];
+        keys.sort_by(|a, b| a.cmp(*b));
+        let shown: Vec<String> = keys
+            .iter()
+            .map(|k| match k {
+                Key::Num(x) => x.to_string(),
+                Key::Str(s) => s.to_string(),
+                Key::Null => "-".into(),
+            })
+            .collect();
+        assert_eq!(shown, ["-1", "2", "a", "b", "-", "-"]);
+    }
+
+    #[test]
+    fn a_table_writes_its_chunks_orders_and_first_screen() {
+        let dir = std::env::temp_dir().join(format!("webdup-paged-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Chunks { dir: dir.clone(), rows: 2 };
+        let words = ["pear", "apple", "fig"];
+        let t = Table {
+            name: "t",
+            rows: 3,
+            row: Box::new(|i, w| json(w, &(words[i],))),
+            light: None,
+            keys: vec![
+                Some(Box::new(|i| text(words[i]))),
+                Some(Box::new(|i| if i == 1 { Key::Null } else { num(i as f64) })),
+            ],
+            default_sort: Some(0),
+        };
+        let entry = write_table(&t, &out, None).unwrap();
+        let read = |name: &str| std::fs::read_to_string(dir.join(format!("{name}.js"))).unwrap();
+        assert_eq!(read("t-0"), "webdupChunk(\"t-0\",{\"rows\":[[\"pear\"],[\"apple\"]]});\n");
+        assert_eq!(read("t-1"), "webdupChunk(\"t-1\",{\"rows\":[[\"fig\"]]});\n");
+        assert_eq!(read("t-s0-0"), "webdupChunk(\"t-s0-0\",[1,2,0]);\n");
+        assert_eq!(read("t-s1-0"), "webdupChunk(\"t-s1-0\",[0,2,1]);\n");
+        assert_eq!(
+            entry,
+            r#"{"rows":3,"chunk":2,"order":20,"sorts":[3,2],"default":0,"first":[[1,["apple"]],[2,["fig"]],[0,["pear"]]]}"#
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

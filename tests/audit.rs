@@ -847,6 +847,8 @@ fn paged_run() -> &'static (PathBuf, Value) {
             "--thin-words",
             "150",
             "--quiet",
+            "--report-paged-above",
+            "0",
             "--report-chunk-rows",
             "2",
         ]);
@@ -883,7 +885,7 @@ fn small_reports_stay_one_file() {
     let site = run().dir.path().join("site");
     std::fs::create_dir_all(&site).unwrap();
     std::fs::write(site.join("a.html"), "<html><body><p>One page alone.</p></body></html>").unwrap();
-    for extra in [&["--report-chunk-rows", "1"][..], &[]] {
+    for extra in [&["--report-paged-above", "0", "--report-chunk-rows", "1"][..], &[]] {
         let o = webdup(&[&["audit", path_str(&site), "--quiet", "--out", path_str(&out)], extra].concat());
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         assert_eq!(out.join("report-data").exists(), !extra.is_empty());

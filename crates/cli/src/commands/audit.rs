@@ -21,14 +21,6 @@ pub struct Output<'a> {
     pub layout: ReportLayout,
 }
 
-impl Output<'_> {
-    /// `--report-chunk-rows ROWS` pages the report whatever its size.
-    pub fn new(dir: &Path, csv_bom: bool, chunk_rows: Option<u32>) -> Output<'_> {
-        let layout = chunk_rows.map_or_else(ReportLayout::default, |rows| ReportLayout::paged(rows as usize));
-        Output { dir, csv_bom, layout }
-    }
-}
-
 pub fn run(inputs: &[String], common: &CommonArgs, thin_words: usize, out: Output) -> anyhow::Result<ExitCode> {
     // Metadata, texts and (for same-text pairs) markup are what the audit
     // shows; `cluster` runs without them.

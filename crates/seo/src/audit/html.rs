@@ -1,10 +1,12 @@
-//! `report.html`: one self-contained file (inline CSS, JS, SVG; no network).
+//! `report.html`: one self-contained file (inline CSS, JS, SVG; no network),
+//! or for a large audit the paged report ([`write_report`], `paged.rs`):
+//! the same page with its tables in chunk files beside it.
 //!
 //! The static part (summary, charts, section headings, table headers) is
 //! written here, so the report's outline is readable without JavaScript and
 //! testable without a browser. Long tables are rendered by the inline script
 //! from a compact JSON blob (rows as arrays, not objects) a page at a time,
-//! so a 10,000-page report stays small and responsive. Everything taken from
+//! so a 5,000-page report stays small and responsive. Everything taken from
 //! the pages (titles, URLs) reaches the DOM as text, never as markup.
 
 use std::io::Write;
@@ -36,14 +38,6 @@ pub struct ReportLayout {
 impl Default for ReportLayout {
     fn default() -> Self {
         ReportLayout { paged_above: PAGED_ABOVE, chunk_rows: 500 }
-    }
-}
-
-impl ReportLayout {
-    /// The paged report whatever the audit's size, `chunk_rows` rows a
-    /// chunk (for tests and benchmarks).
-    pub fn paged(chunk_rows: usize) -> ReportLayout {
-        ReportLayout { paged_above: 0, chunk_rows }
     }
 }
 

@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use webdup::Config;
+use webdup::audit::html::ReportLayout;
 use webdup::engine::{FingerprintSettings, MatchSettings, Measure, Method};
 use webdup::extract::{CssSelector, ExtractConfig, ExtractorKind};
 use webdup::fetch::FetchConfig;
@@ -115,6 +116,8 @@ pub enum Command {
         /// that Excel reads non-Latin titles and URLs right.
         #[arg(long)]
         csv_bom: bool,
+        #[command(flatten)]
+        report: ReportArgs,
     },
     /// List each document's most similar documents.
     Neighbors {
@@ -829,5 +832,29 @@ impl SettingsArgs {
         };
         let config = Config { fingerprint, matching, budget: extract.budget, ..tool };
         Ok(config.validate()?)
+    }
+}
+
+/// How `audit` lays out report.html: hidden, for tests and benchmarks.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Write the paged report.html (tables in chunks under report-data/)
+    /// for audits of more pages than this [default: 5,000]; 0 pages every
+    /// report.
+    #[arg(long, value_name = "PAGES", hide = true)]
+    pub report_paged_above: Option<usize>,
+    /// Rows a chunk of the paged report [default: 500].
+    #[arg(long, value_name = "ROWS", hide = true, value_parser = clap::value_parser!(u32).range(1..))]
+    pub report_chunk_rows: Option<u32>,
+}
+
+impl ReportArgs {
+    /// The layout these flags ask for, the default's where not given.
+    pub fn layout(&self) -> ReportLayout {
+        let d = ReportLayout::default();
+        ReportLayout {
+            paged_above: self.report_paged_above.unwrap_or(d.paged_above),
+            chunk_rows: self.report_chunk_rows.map_or(d.chunk_rows, |r| r as usize),
+        }
     }
 }

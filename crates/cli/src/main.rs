@@ -88,11 +88,12 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Neighbors { inputs, common, output, top, min_similarity } => {
             neighbors::run(&inputs, &common, &output, top, min_similarity)
         }
-        Command::Audit { inputs, index: Some(path), crawl, since, common, out, thin_words, csv_bom } => {
+        Command::Audit { inputs, index: Some(path), crawl, since, common, out, thin_words, csv_bom, report } => {
             debug_assert!(inputs.is_empty(), "clap rejects inputs with --index");
-            audit::run_index(&path, crawl.as_deref(), since.as_deref(), &common, &out, thin_words, csv_bom)
+            let to = audit::Output { dir: &out, csv_bom, layout: report.layout() };
+            audit::run_index(&path, crawl.as_deref(), since.as_deref(), &common, thin_words, to)
         }
-        Command::Audit { inputs, index: None, crawl, since, common, out, thin_words, csv_bom } => {
+        Command::Audit { inputs, index: None, crawl, since, common, out, thin_words, csv_bom, report } => {
             // Not clap's `requires`: it is waived once INPUT, which conflicts
             // with --index, is given.
             if crawl.is_some() {
@@ -101,7 +102,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             if since.is_some() {
                 bail!("--since compares two crawls of an index: give --index FILE (and no INPUT)");
             }
-            audit::run(&inputs, &common, &out, thin_words, csv_bom)
+            audit::run(&inputs, &common, thin_words, audit::Output { dir: &out, csv_bom, layout: report.layout() })
         }
         Command::Extract { pages, extract, url, format, fetch } => {
             extract::run(&pages, &extract, url.as_deref(), format, &fetch)

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
+use webdup::audit::html::ReportLayout;
 use webdup::audit::{self, Audit, AuditConfig, AuditTexts};
 use webdup::report::terminal_safe;
 
@@ -13,13 +14,14 @@ use crate::args::CommonArgs;
 use crate::commands::index;
 use crate::common::{exit_for, load_corpus};
 
-pub fn run(
-    inputs: &[String],
-    common: &CommonArgs,
-    out: &Path,
-    thin_words: usize,
-    csv_bom: bool,
-) -> anyhow::Result<ExitCode> {
+/// Where and how the report files are written.
+pub struct Output<'a> {
+    pub dir: &'a Path,
+    pub csv_bom: bool,
+    pub layout: ReportLayout,
+}
+
+pub fn run(inputs: &[String], common: &CommonArgs, thin_words: usize, out: Output) -> anyhow::Result<ExitCode> {
     // Metadata, texts and (for same-text pairs) markup are what the audit
     // shows; `cluster` runs without them.
     let config = webdup::Config { keep_pages: true, keep_markup: true, ..common.to_config()? };
@@ -28,7 +30,7 @@ pub fn run(
     // report is written, the largest step of a large audit.
     let exit = exit_for(&audited.corpus);
     let audit::Audited { audit, texts, .. } = audited;
-    write(&audit, &texts, out, common.quiet, csv_bom)?;
+    write(&audit, &texts, &out, common.quiet)?;
     Ok(exit)
 }
 
@@ -40,9 +42,8 @@ pub fn run_index(
     crawl: Option<&str>,
     since: Option<&str>,
     common: &CommonArgs,
-    out: &Path,
     thin_words: usize,
-    csv_bom: bool,
+    out: Output,
 ) -> anyhow::Result<ExitCode> {
     let (index, config) = index::open_to_recluster(path, common)?;
     let settings = AuditConfig { thin_words };
@@ -60,12 +61,14 @@ pub fn run_index(
         }
         None => audit::from_index(&index, crawl, &config, &settings)?,
     };
-    write(&audited.audit, &audited.texts, out, common.quiet, csv_bom)?;
+    write(&audited.audit, &audited.texts, &out, common.quiet)?;
     Ok(exit_for(&audited.corpus))
 }
 
-fn write(audit: &Audit, texts: &AuditTexts, out: &Path, quiet: bool, csv_bom: bool) -> anyhow::Result<()> {
-    audit.write_dir(texts, out, csv_bom).with_context(|| format!("cannot write the report to {}", out.display()))?;
+fn write(audit: &Audit, texts: &AuditTexts, to: &Output, quiet: bool) -> anyhow::Result<()> {
+    let out = to.dir;
+    let context = || format!("cannot write the report to {}", out.display());
+    audit.write_dir(texts, out, to.csv_bom, to.layout).with_context(context)?;
     if !quiet {
         let s = &audit.summary;
         let from = match &audit.source {

@@ -1,21 +1,78 @@
-//! `report.html`: one self-contained file (inline CSS, JS, SVG; no network).
+//! `report.html`: one self-contained file (inline CSS, JS, SVG; no network),
+//! or for a large audit the paged report ([`write_report`], `paged.rs`):
+//! the same page with its tables in chunk files beside it.
 //!
 //! The static part (summary, charts, section headings, table headers) is
 //! written here, so the report's outline is readable without JavaScript and
 //! testable without a browser. Long tables are rendered by the inline script
 //! from a compact JSON blob (rows as arrays, not objects) a page at a time,
-//! so a 10,000-page report stays small and responsive. Everything taken from
+//! so a 5,000-page report stays small and responsive. Everything taken from
 //! the pages (titles, URLs) reaches the DOM as text, never as markup.
 
 use std::io::Write;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::{Audit, AuditTexts, ValueGroup};
 use std::io::Result;
 
+mod paged;
+
+pub use paged::DATA_DIR;
+
+/// Audits of more pages than this get the paged report: about 10 MB as one
+/// file, still fine to mail and quick to open.
+pub const PAGED_ABOVE: usize = 5_000;
+
+/// How `report.html` is laid out: one file, or a file and its chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportLayout {
+    /// Audits of more pages than this get the paged report.
+    pub paged_above: usize,
+    /// Rows of a table in one chunk of the paged report (a sort order's
+    /// chunk holds ten times as many row numbers).
+    pub chunk_rows: usize,
+}
+
+impl Default for ReportLayout {
+    fn default() -> Self {
+        ReportLayout { paged_above: PAGED_ABOVE, chunk_rows: 500 }
+    }
+}
+
+/// Writes `dir/report.html`: one file for audits of up to
+/// `layout.paged_above` pages ([`write`]), else the paged report, its
+/// tables in chunks under `dir/report-data/` ([`DATA_DIR`]). A stale
+/// `report-data/` of an earlier report is removed either way.
+pub fn write_report(audit: &Audit, texts: &AuditTexts, dir: &Path, layout: ReportLayout) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    if audit.pages.len() > layout.paged_above {
+        return paged::write(audit, texts, dir, layout.chunk_rows);
+    }
+    let data = dir.join(DATA_DIR);
+    if data.exists() {
+        std::fs::remove_dir_all(&data)?;
+    }
+    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("report.html"))?);
+    write(audit, texts, &mut w)?;
+    w.flush()
+}
+
 const CSS: &str = include_str!("report.css");
-const JS: &str = include_str!("report.js");
+/// The single file's script: the parts shared with the paged report's
+/// script (see [`paged`]) and its own, in an order that is one script.
+const JS: &str = concat!(
+    include_str!("html/head.js"),
+    include_str!("html/data.js"),
+    include_str!("html/base.js"),
+    include_str!("html/table.js"),
+    include_str!("html/diff.js"),
+    include_str!("html/overlay.js"),
+    include_str!("html/clusters.js"),
+    include_str!("html/members.js"),
+    include_str!("html/tables.js"),
+);
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -106,7 +163,7 @@ fn group_rows(groups: &[ValueGroup]) -> Value {
     Value::Array(groups.iter().map(|g| json!([g.value, g.pages])).collect())
 }
 
-/// The data the script renders, rows as arrays (column order in report.js).
+/// The data the script renders, rows as arrays (column order in html/*.js).
 fn data(audit: &Audit, texts: &AuditTexts) -> Value {
     let pages: Vec<Value> = audit
         .pages
@@ -313,15 +370,33 @@ fn card(value: &str, label: &str, class: &str, href: &str) -> String {
     )
 }
 
-/// Writes the report.
+/// Writes the report as one file.
 pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<()> {
+    let mut h = page(audit, SINGLE_CSP);
+    h.push_str("<script type=\"application/json\" id=\"audit-data\">");
+    // `<` only occurs inside JSON strings, where \u003c means the same, so
+    // no page text can close the script element.
+    h.push_str(&serde_json::to_string(&data(audit, texts))?.replace('<', "\\u003c"));
+    h.push_str("</script>\n<script>");
+    h.push_str(JS);
+    h.push_str("</script></body></html>\n");
+    out.write_all(h.as_bytes())?;
+    Ok(())
+}
+
+/// No network: the policy forbids any fetch, so a stray URL in page data
+/// can never load.
+const SINGLE_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+
+/// The report up to its data and script: head, summary, charts and every
+/// section's static part, under the content security policy `csp`.
+fn page(audit: &Audit, csp: &str) -> String {
     let s = &audit.summary;
     let pct = |x: f64| format!("{:.1}%", x * 100.0);
     let mut h = String::with_capacity(64 << 10);
     h.push_str(r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">"#);
     h.push_str(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#);
-    // No network: the policy forbids any fetch, so a stray URL in page data can never load.
-    h.push_str(r#"<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">"#);
+    h.push_str(&format!(r#"<meta http-equiv="Content-Security-Policy" content="{csp}">"#));
     h.push_str("<title>Duplicate content audit</title><style>");
     h.push_str(CSS);
     h.push_str("</style></head><body>\n");
@@ -431,13 +506,6 @@ pub fn write(audit: &Audit, texts: &AuditTexts, out: &mut dyn Write) -> Result<(
         audit.errors.len(),
         false,
     ));
-    h.push_str("</main>\n<script type=\"application/json\" id=\"audit-data\">");
-    // `<` only occurs inside JSON strings, where \u003c means the same, so
-    // no page text can close the script element.
-    h.push_str(&serde_json::to_string(&data(audit, texts))?.replace('<', "\\u003c"));
-    h.push_str("</script>\n<script>");
-    h.push_str(JS);
-    h.push_str("</script></body></html>\n");
-    out.write_all(h.as_bytes())?;
-    Ok(())
+    h.push_str("</main>\n");
+    h
 }

@@ -548,8 +548,9 @@ impl Audit {
     /// Writes the report files into `dir` (created if missing), with
     /// `changes.csv` when [`Audit::since`] is set; the
     /// CSV files start with a UTF-8 byte-order mark when `csv_bom` is set
-    /// (Excel then reads non-Latin text right).
-    pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool) -> Result<()> {
+    /// (Excel then reads non-Latin text right); `report.html` is paged past
+    /// `layout.paged_above` pages ([`html::write_report`]).
+    pub fn write_dir(&self, texts: &AuditTexts, dir: &Path, csv_bom: bool, layout: html::ReportLayout) -> Result<()> {
         let bom: &[u8] = if csv_bom { crate::csv_safe::UTF8_BOM } else { b"" };
         std::fs::create_dir_all(dir)?;
         // Each file: created, its prefix (the CSV files' byte-order mark),
@@ -568,8 +569,8 @@ impl Audit {
         if let Some(changes) = &self.since {
             write("changes.csv", bom, &|w| since::write_csv(changes, w))?;
         }
-        write("report.html", b"", &|w| html::write(self, texts, w))?;
-        Ok(())
+        // One file, or for a large audit a paged one with its data beside it.
+        html::write_report(self, texts, dir, layout)
     }
 }
 

@@ -1,0 +1,1 @@
+  var D = JSON.parse(document.getElementById("audit-data").textContent);

@@ -69,8 +69,11 @@ pub struct Audited {
 #[cfg(feature = "http")]
 pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig) -> crate::Result<Audited> {
     loaded.fold_redirects();
+    // The pages' records hold what their fetches answered: the fetch
+    // records themselves are done with (a few hundred bytes a page).
+    loaded.fetches = Vec::new();
+    let facts = loaded.crawl.take().map(|c| crawl_facts(&c, &loaded.pages));
     let clustering = crate::engine::find_duplicates(&loaded.corpus, config)?;
-    let facts = loaded.crawl.as_ref().map(|c| crawl_facts(c, &loaded.pages));
     // The audit lists an analysed or failed page under its input as given;
     // a folded one under the URL its fetch asked for.
     let pages: Vec<AuditPage> = loaded

@@ -397,6 +397,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_large_site_learns_from_pages_spread_over_it() {
+        assert_eq!(learning_sample(5).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+        let n = 3 * MAX_LEARNING_PAGES + 7;
+        let sample: Vec<usize> = learning_sample(n).collect();
+        assert_eq!(sample.len(), MAX_LEARNING_PAGES);
+        assert!(sample.windows(2).all(|w| w[1] - w[0] >= 3), "distinct, in order, spread");
+        assert!(sample[0] == 0 && *sample.last().unwrap() >= n - 4, "from the first page to the last");
+        // The template of a large site is what a sample of it shows: a
+        // line on every page is found, a line on one page in ten is not.
+        let sets: Vec<Vec<u64>> = (0..n as u64)
+            .map(|i| {
+                let line = if i % 10 == 0 { 3 } else { 4 + i % 9 };
+                [1, 2, line].into_iter().chain((0..20).map(|k| 1_000 + 20 * i + k)).collect()
+            })
+            .collect();
+        let refs: Vec<(Option<&str>, &[u64])> = sets.iter().map(|s| (Some("big.test"), s.as_slice())).collect();
+        let learned = Templates::learn(&refs, &TemplateConfig::default());
+        assert_eq!(learned.get("big.test"), Some(&[1, 2][..]));
+    }
+
+    #[test]
     fn a_pair_of_two_known_sites_takes_the_cross_site_threshold() {
         assert_eq!(pair_threshold(0.8, Some(0.5), Some("a.test"), Some("b.test")), 0.5);
         assert_eq!(pair_threshold(0.8, Some(0.5), Some("a.test"), Some("a.test")), 0.8);

@@ -732,6 +732,20 @@ mod tests {
     use crate::verify::Overlap;
 
     #[test]
+    fn a_budget_spills_what_does_not_fit_and_refuses_what_never_can() {
+        let config = |memory| Config { memory: Some(memory), ..Config::tool() };
+        assert!(!Config::tool().spills(u64::MAX) && Config::tool().check_memory(u64::MAX).is_ok(), "no budget");
+        let two_gb = config(2 << 30);
+        assert!(!two_gb.spills(20_000), "20,000 pages fit held in 2 GB");
+        assert!(two_gb.spills(200_000));
+        assert!(two_gb.check_memory(1_000_000).is_ok(), "a million fit spilled");
+        let err = two_gb.check_memory(5_000_000).unwrap_err().to_string();
+        assert!(err.contains("5000000 pages need about") && err.contains("--memory"), "{err}");
+        let audit = Config { keep_pages: true, ..config(1 << 30) };
+        assert!(audit.check_memory(400_000).is_ok() && audit.check_memory(600_000).is_err(), "an audit costs more a page");
+    }
+
+    #[test]
     fn the_tool_config_is_the_library_one_with_templates_on() {
         let tool = Config::tool().validate().unwrap();
         assert_eq!(tool.fingerprint.template, Some(TemplateConfig::default()));

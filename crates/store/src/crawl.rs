@@ -5,8 +5,9 @@
 use webdup_core::DocKey;
 use webdup_core::fingerprint::Fingerprint;
 
-use crate::codec::{decode_u32s, decode_u64s, inflate};
+use crate::codec::decode_u32s;
 use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page, stored_page_digest};
+use crate::stored::{ShingleStore, StoredText};
 use crate::{Error, Index, PageRecord, Result};
 
 /// One stored page of a crawl, read back: its record (with its main text
@@ -33,7 +34,8 @@ impl Index {
         let permutations = self.settings.fingerprint.permutations;
         self.with_reader(|conn| {
             let mut stmt = conn.prepare(&format!(
-                "SELECT {PAGE_COLUMNS}, shingles, minhash, text, text_deflate FROM pages WHERE crawl = ?1 ORDER BY id"
+                "SELECT {PAGE_COLUMNS}, shingles, minhash, text, text_deflate, shingles_check FROM pages
+                 WHERE crawl = ?1 ORDER BY id"
             ))?;
             let mut rows = stmt.query([crawl])?;
             let mut out = Vec::new();
@@ -41,7 +43,7 @@ impl Index {
                 let key = DocKey::at(out.len());
                 out.push(match stored_page(row) {
                     Ok(mut page) => {
-                        let fingerprint = fingerprint_of(row, &mut page, key, permutations);
+                        let fingerprint = fingerprint_of(&self.shingles, row, &mut page, key, permutations);
                         CrawlRow { page, fingerprint }
                     }
                     Err(e) => {
@@ -63,6 +65,7 @@ impl Index {
 /// The fingerprint of a stored row whose record reads as `page`; the row's
 /// main text, when it has content and a text, goes to `page`.
 fn fingerprint_of(
+    store: &ShingleStore,
     row: &rusqlite::Row,
     page: &mut PageRecord,
     key: DocKey,
@@ -76,7 +79,9 @@ fn fingerprint_of(
         return Ok(None);
     };
     let digest: [u8; 16] = digest.try_into().map_err(|d: Vec<u8>| corrupt(format!("MD5 of {} bytes", d.len())))?;
-    let shingles = decode_u64s(&shingles, page.id)?;
+    let text = StoredText::of(row, PAGE_COLUMN_COUNT + 2).map_err(|e| corrupt(e.to_string()))?.text(page.id)?;
+    let check: Option<i64> = row.get(PAGE_COLUMN_COUNT + 4).map_err(|e| corrupt(e.to_string()))?;
+    let shingles = store.decode(page.id, &shingles, check, || Ok(text.clone()))?;
     // Verification merges sorted sets: unsorted ones would be compared wrongly, not refused.
     if !shingles.is_sorted_by(|a, b| a < b) {
         return Err(corrupt("shingles not sorted".into()));
@@ -88,10 +93,6 @@ fn fingerprint_of(
     }
     let mut f = Fingerprint::from_parts(page.url.clone(), key, page.word_count, shingles, digest, minhash, simhash);
     f.page_digest = stored_page_digest(row).map_err(|e| corrupt(e.to_string()))?;
-    let deflated: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT + 3).map_err(|e| corrupt(e.to_string()))?;
-    page.text = match deflated {
-        Some(blob) => Some(inflate(&blob, page.id)?),
-        None => row.get(PAGE_COLUMN_COUNT + 2).map_err(|e| corrupt(e.to_string()))?,
-    };
+    page.text = text;
     Ok(Some(f))
 }

@@ -8,7 +8,8 @@
 # adds, and the time of `index query` for pages stored and pages not.
 #   usage: scripts/bench-index.sh [PAGES] [WORDS] [CHUNK]
 #   BENCH_DIR (default /tmp/webdup-bench-index) holds the index and a chunk;
-#   BENCH_KEEP=1 keeps the index afterwards.
+#   BENCH_KEEP=1 keeps the index afterwards; WEBDUP=path runs another
+#   webdup binary (an older release, to compare).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pages=${1:-1000000}
@@ -18,7 +19,7 @@ dir=${BENCH_DIR:-/tmp/webdup-bench-index}
 index=$dir/index.db
 command -v /usr/bin/time >/dev/null || apt-get install -y time >/dev/null
 cargo build --release --quiet --bin webdup --example synth_corpus
-bin=target/release/webdup
+bin=${WEBDUP:-target/release/webdup}
 rm -rf "$dir"
 mkdir -p "$dir"
 echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $pages pages of $words words, chunks of $chunk"
@@ -41,10 +42,11 @@ for ((c = 0; c * chunk < pages; c++)); do
 done
 end=$(date +%s.%N)
 
-"$bin" index stats --index "$index" | tee "$dir/stats.json" | grep -E '"(pages|band_rows|pending_pages|file_bytes|bytes_per_page)"'
+"$bin" index stats --index "$index" >"$dir/stats.json"
+grep -E '^  "(pages|band_rows|pending_pages|file_bytes|bytes_per_page)"' "$dir/stats.json"
 # Queries: pages stored (the first chunk) and pages never stored (another seed).
 target/release/examples/synth_corpus "$dir/unseen" 100 "$words" 999999
-stored=$(find "$dir/chunk0" -name '*.txt' | sort | head -100)
+stored=$(find "$dir/chunk0" -name '*.txt' | sort | awk 'NR <= 100')
 unseen=$(find "$dir/unseen" -name '*.txt' | sort)
 for kind in stored unseen; do
   files=${!kind}
@@ -57,7 +59,7 @@ python3 - "$dir/stats.json" "$add_wall" "$peak" "$(awk "BEGIN { print $end - $st
 import json, sys
 s = json.load(open(sys.argv[1]))
 add_wall, peak, total = float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-print(f"{s['pages']} pages, {s['file_bytes'] / 1e6:.0f} MB, {s['bytes_per_page']} bytes per page; "
+print(f"{s['pages']} pages, {s['file_bytes'] / 1e6:.0f} MB, {s['file_bytes'] // s['pages']} bytes per page; "
       f"index add {add_wall:.0f} s ({s['pages'] / add_wall:.0f} pages/s, corpus generation not counted; "
       f"{total:.0f} s in all), peak RSS {peak / 1024:.0f} MB (one add of a chunk)")
 PY

@@ -481,10 +481,7 @@ impl Index {
                     }
                 }
             }
-            let mut stored: std::collections::HashMap<(usize, u32, i64), u32> = std::collections::HashMap::new();
-            for entry in bands::all_stored(conn)? {
-                *stored.entry(entry).or_default() += 1;
-            }
+            let mut expected_rows = 0u64;
             let mut stmt = conn.prepare(
                 "SELECT id, minhash, shingle_count, shingles, shingles_check, text, text_deflate FROM pages",
             )?;
@@ -512,19 +509,19 @@ impl Index {
                     continue;
                 }
                 for (band, &key) in keys.iter().enumerate() {
-                    match stored.get_mut(&(band, key, id)) {
-                        Some(n) if *n > 0 => *n -= 1,
-                        _ => problems.push(format!("page {id}: band {band} row missing")),
+                    if !bands::stored_pages(conn, band, key)?.contains(&id) {
+                        problems.push(format!("page {id}: band {band} row missing"));
                     }
+                    expected_rows += 1;
                 }
             }
             let mut orphans: Vec<i64> = pending.into_keys().collect();
             orphans.sort_unstable();
             problems
                 .extend(orphans.into_iter().map(|id| format!("pending band keys for page {id}, which has no content")));
-            let orphans: u32 = stored.values().sum();
-            if orphans > 0 {
-                problems.push(format!("{orphans} band rows more than expected (orphans)"));
+            let band_rows = bands::stored_count(conn)?;
+            if band_rows != expected_rows {
+                problems.push(format!("{band_rows} band rows, {expected_rows} expected (orphans)"));
             }
             Ok(problems)
         })

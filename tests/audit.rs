@@ -615,16 +615,27 @@ fn audit_of_an_index_picks_a_crawl_by_name() {
 #[test]
 fn pages_stored_without_text_are_audited_and_only_their_diff_says_so() {
     let r = index_run();
-    // Rows as schema version 2 left them: no text, no canonical or noindex source.
+    // Rows as schema version 2 left them: no text, no canonical or noindex
+    // source, and the shingle set kept whole (since schema 11 a row with
+    // its text keeps the set as the text's).
     let db = r.dir.path().join("no-text.db");
     std::fs::copy(&r.db, &db).unwrap();
     let port = run().port;
     let print = format!("http://127.0.0.1:{port}/guides/garden-guide-print.html");
+    let shingles: Vec<u8> = webdup::store::Index::open_existing(&db)
+        .unwrap()
+        .crawl_pages("new")
+        .unwrap()
+        .into_iter()
+        .find(|(p, _)| p.url == print)
+        .map(|(_, set)| set.iter().flat_map(|h| h.to_le_bytes()).collect())
+        .unwrap();
     let changed = rusqlite::Connection::open(&db)
         .unwrap()
         .execute(
-            "UPDATE pages SET text = NULL, canonical_source = NULL, noindex_source = NULL WHERE url = ?1",
-            [&print],
+            "UPDATE pages SET text = NULL, text_deflate = NULL, shingles = ?2, shingles_check = NULL,
+                 canonical_source = NULL, noindex_source = NULL WHERE url = ?1",
+            (&print, &shingles),
         )
         .unwrap();
     assert_eq!(changed, 1, "the print page is in the new crawl only");

@@ -11,11 +11,12 @@ pub(crate) fn encode_u32s(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-/// Main texts of at least this many bytes are stored deflated. A shorter
-/// one fits in the 4 KB SQLite page its row fills anyway, so compressing it
-/// would cost insert time (a third of the insert rate of 200-word pages)
-/// and save no disk.
-pub(crate) const DEFLATE_FROM: usize = 2048;
+/// Main texts of at least this many bytes are stored deflated (shorter
+/// ones gain too little). Up to schema 10 only texts of 2 KB or more were:
+/// a shorter one seemed to fit in the SQLite page its row filled anyway,
+/// but with the shingle set rebuilt from the text (the `stored` module) the
+/// text is most of a row, and deflating a 200-word text halves it.
+pub(crate) const DEFLATE_FROM: usize = 256;
 
 /// A main text as stored: raw deflate, level 2. On the WCXB pages' texts
 /// (zlib-rs, one core) level 1 is 1.9 times smaller at 150 MB/s, level 2

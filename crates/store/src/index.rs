@@ -19,6 +19,7 @@ use crate::codec::{DEFLATE_FROM, decode_u32s, deflate, encode_u32s, encode_u64s}
 use crate::page::now;
 use crate::read::CheckResult;
 use crate::settings::{CROSS_SITE, OFF, RECORDED_SINCE_V1};
+use crate::stored::ShingleStore;
 use crate::{Page, Settings, bands, file, schema};
 
 /// Why an index operation failed.
@@ -97,7 +98,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Pages sharing one of `keys` (a page's band keys, by band) among the
 /// pending keys and `batch`.
-pub(crate) fn pending_candidates(keys: &[u64], pending: &bands::PendingKeys, batch: &BatchKeys) -> BTreeSet<i64> {
+pub(crate) fn pending_candidates(keys: &[u32], pending: &bands::PendingKeys, batch: &BatchKeys) -> BTreeSet<i64> {
     let mut candidates = BTreeSet::new();
     for (band, &key) in keys.iter().enumerate() {
         candidates.extend(pending.pages(band, key));
@@ -109,10 +110,10 @@ pub(crate) fn pending_candidates(keys: &[u64], pending: &bands::PendingKeys, bat
 /// Band keys of the pages a [`Index::check_and_insert_batch`] inserted so
 /// far, which are in no committed row yet: (band, key) to page ids.
 #[derive(Default)]
-pub(crate) struct BatchKeys(std::collections::HashMap<(usize, u64), Vec<i64>>);
+pub(crate) struct BatchKeys(std::collections::HashMap<(usize, u32), Vec<i64>>);
 
 impl BatchKeys {
-    pub(crate) fn add(&mut self, id: i64, keys: &[u64]) {
+    pub(crate) fn add(&mut self, id: i64, keys: &[u32]) {
         for (band, &key) in keys.iter().enumerate() {
             self.0.entry((band, key)).or_default().push(id);
         }
@@ -132,6 +133,8 @@ pub struct Index {
     pub(crate) pending: Mutex<bands::PendingKeys>,
     /// Sketches pages fingerprinted again with a newly learned template.
     pub(crate) minhasher: MinHasher,
+    /// Writes and reads the pages' shingle sets.
+    pub(crate) shingles: ShingleStore,
 }
 
 /// Read connections kept for reuse.
@@ -143,6 +146,11 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(Duration::from_secs(30))?;
+    // Only a new file takes it. A page row (its deflated text, signature and
+    // metadata) is 1 to 2 KB: 4 KiB pages hold two of them and leave a
+    // quarter unused, 16 KiB pages a twentieth (2,360 against 1,990 bytes
+    // a page for generated 300-word pages).
+    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
     // WAL: readers run beside the writer; a commit survives a killed process.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     // In WAL mode NORMAL syncs at checkpoints, not at every commit: a killed
@@ -241,20 +249,25 @@ fn on_read_only_file_system(path: &Path) -> bool {
 }
 
 /// The connection that writes: [`connect`], with a WAL checkpoint every
-/// [`CHECKPOINT_PAGES`] rather than SQLite's 1,000.
+/// [`CHECKPOINT_BYTES`] rather than SQLite's 1,000 pages.
 fn connect_writer(path: &Path) -> rusqlite::Result<Connection> {
     let conn = connect(path)?;
-    conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
+    let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_BYTES / page_size.max(512))?;
     // A merge writes a WAL larger than that: after the checkpoint, the file
     // is cut back to this size.
-    conn.pragma_update(None, "journal_size_limit", CHECKPOINT_PAGES * 4096)?;
+    conn.pragma_update(None, "journal_size_limit", CHECKPOINT_BYTES)?;
     Ok(conn)
 }
 
-/// WAL pages between checkpoints (64 MiB of 4 KiB pages). With SQLite's
-/// default, 1,000, every batch of a few hundred pages was followed by a
-/// checkpoint: its pages copied into the database file and synced.
-const CHECKPOINT_PAGES: i64 = 16_384;
+/// WAL bytes between checkpoints (64 MiB). With SQLite's default, 1,000
+/// pages, every batch of a few hundred pages was followed by a checkpoint:
+/// its pages copied into the database file and synced.
+const CHECKPOINT_BYTES: i64 = 64 << 20;
+
+/// The SQLite page size of a new index file (files made before schema 11
+/// keep 4 KiB).
+const PAGE_SIZE: i64 = 16_384;
 
 /// Begins a transaction that writes. IMMEDIATE: it takes the write lock at
 /// its start, waiting for it up to the busy timeout when another process
@@ -382,10 +395,11 @@ impl Index {
         self.read_only.is_some()
     }
 
-    /// The LSH band keys of a MinHash signature, band 0 first.
-    pub(crate) fn band_keys<'a>(&self, signature: &'a [u32]) -> impl Iterator<Item = u64> + 'a {
+    /// The LSH band keys of a MinHash signature as the index keeps them
+    /// ([`bands::narrow`]), band 0 first.
+    pub(crate) fn band_keys<'a>(&self, signature: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
         let params = self.params;
-        (0..params.bands).map(move |band| band_key(signature, params, band))
+        (0..params.bands).map(move |band| bands::narrow(band_key(signature, params, band)))
     }
 
     /// The index over an open, migrated writer connection.
@@ -394,6 +408,7 @@ impl Index {
             path,
             params: LshParams { bands: settings.bands, rows: settings.rows },
             minhasher: MinHasher::new(settings.fingerprint.permutations, settings.fingerprint.seed),
+            shingles: ShingleStore::new(&settings.fingerprint),
             settings,
             writer: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
@@ -543,6 +558,7 @@ impl Index {
         }
         let fp = page.fingerprint.as_ref();
         let text = fp.and(page.record.text.as_deref());
+        let shingles = fp.map(|f| self.shingles.encode(&f.shingles, text));
         let redirects = (!page.record.redirects.is_empty())
             .then(|| serde_json::to_string(&page.record.redirects))
             .transpose()
@@ -550,9 +566,9 @@ impl Index {
         tx.prepare_cached(
             "INSERT INTO pages (crawl, url, final_url, status, fetched_at, error_kind, error, title, canonical,
                  noindex, description, h1, word_count, digest, simhash, minhash, shingle_count, shingles,
-                 canonical_source, noindex_source, text, text_deflate, redirects, page_digest)
+                 canonical_source, noindex_source, text, text_deflate, redirects, page_digest, shingles_check)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                     ?22, ?23, ?24)",
+                     ?22, ?23, ?24, ?25)",
         )?
         .execute(params![
             page.record.crawl,
@@ -572,13 +588,14 @@ impl Index {
             fp.map(|f| f.simhash as i64),
             fp.map(|f| encode_u32s(&f.minhash)),
             fp.map_or(0, |f| f.shingles.len() as i64),
-            fp.map(|f| encode_u64s(&f.shingles)),
+            shingles.as_ref().map(|s| s.blob.as_slice()),
             page.record.meta.canonical_source.map(CanonicalSource::as_str),
             page.record.meta.noindex_source.map(NoindexSource::as_str),
             text.filter(|t| t.len() < DEFLATE_FROM),
             text.filter(|t| t.len() >= DEFLATE_FROM).map(deflate),
             redirects,
             fp.and_then(|f| f.page_digest).map(|d| d.to_vec()),
+            shingles.as_ref().and_then(|s| s.check),
         ])?;
         let id = tx.last_insert_rowid();
         if let Some(fp) = fp {
@@ -692,7 +709,7 @@ impl Index {
         let mut out = Vec::with_capacity(pages.len());
         for page in pages {
             let page = self.current(&tx, page)?;
-            let keys: Vec<u64> = page.fingerprint.iter().flat_map(|fp| self.band_keys(&fp.minhash)).collect();
+            let keys: Vec<u32> = page.fingerprint.iter().flat_map(|fp| self.band_keys(&fp.minhash)).collect();
             let result = match &page.fingerprint {
                 Some(fp) => {
                     // No merge can run while this transaction holds the write

@@ -43,6 +43,7 @@ use webdup_core::fingerprint::Fingerprint;
 use webdup_core::template::{self, TemplateConfig, site_of};
 
 use crate::codec::{decode_u32s, decode_u64s, encode_u32s, encode_u64s};
+use crate::stored::StoredText;
 use crate::{Index, Page, Result, TemplateState, bands};
 
 /// A site's template is learned for the last time when it has this many
@@ -166,7 +167,7 @@ pub(crate) fn newest(conn: &rusqlite::Connection, site: &str) -> Result<Option<S
 }
 
 /// Pages of the batch fingerprinted again, with their new band keys.
-pub(crate) type Refingerprinted = Vec<(i64, Vec<u64>)>;
+pub(crate) type Refingerprinted = Vec<(i64, Vec<u32>)>;
 
 impl Index {
     /// The site of a page at `id` (a URL or a path), when the index
@@ -250,7 +251,7 @@ impl Index {
             before.simhash as i64,
         ])?;
         if now.is_none() {
-            adopt_stored(tx, &site, config)?;
+            self.adopt_stored(tx, &site, config)?;
         }
         let n: i64 =
             tx.prepare_cached("SELECT count(*) FROM learning WHERE site = ?1")?.query_row([&site], |r| r.get(0))?;
@@ -287,80 +288,89 @@ impl Index {
         before: &Unsuppressed,
         template: &[u64],
         deletions: &mut bands::Deletions,
-    ) -> Result<Vec<u64>> {
+    ) -> Result<Vec<u32>> {
         let fp = before.without(template);
         let minhash = self.minhasher.sketch(&fp.shingles);
-        let old: Option<Vec<u8>> =
-            tx.prepare_cached("SELECT minhash FROM pages WHERE id = ?1")?.query_row([page_id], |r| r.get(0))?;
+        let (old, text): (Option<Vec<u8>>, StoredText) = tx
+            .prepare_cached("SELECT minhash, text, text_deflate FROM pages WHERE id = ?1")?
+            .query_row([page_id], |r| Ok((r.get(0)?, StoredText::of(r, 1)?)))?;
         if let Some(blob) = old
             && !bands::remove_pending(tx, page_id)?
         {
             deletions.push(page_id, self.band_keys(&decode_u32s(&blob, page_id)?));
         }
+        let stored = self.shingles.encode(&fp.shingles, text.text(page_id)?.as_deref());
         tx.prepare_cached(
-            "UPDATE pages SET shingles = ?2, shingle_count = ?3, digest = ?4, simhash = ?5, minhash = ?6 WHERE id = ?1",
+            "UPDATE pages SET shingles = ?2, shingle_count = ?3, digest = ?4, simhash = ?5, minhash = ?6,
+                 shingles_check = ?7 WHERE id = ?1",
         )?
         .execute(params![
             page_id,
-            encode_u64s(&fp.shingles),
+            stored.blob,
             fp.shingles.len() as i64,
             fp.digest.to_vec(),
             fp.simhash as i64,
             encode_u32s(&minhash),
+            stored.check,
         ])?;
-        let keys: Vec<u64> = self.band_keys(&minhash).collect();
+        let keys: Vec<u32> = self.band_keys(&minhash).collect();
         bands::add_pending(tx, page_id, &bands::encode_keys(keys.iter().copied()))?;
         Ok(keys)
     }
 }
 
-/// Keeps for learning the pages of `site` stored without a learning row
-/// (by `index add`, which learned no template for so few of the site's
-/// pages, or by [`Index::insert`] of a row made without its unsuppressed
-/// fingerprint), at most [`LEARN_UNTIL`] of them. Called while the site has
-/// no template at all: no template was ever dropped from them, so their
-/// stored shingles are what they were before suppression, and they are
-/// fingerprinted again, like the crawler's pages, when the site is learned.
-/// Their context was not stored: learning reads their shingles.
-fn adopt_stored(tx: &Transaction, site: &str, config: &TemplateConfig) -> Result<()> {
-    // The pages table is indexed by URL: the site's URLs (or paths) are a
-    // few ranges of it, then checked one by one.
-    let prefixes: Vec<String> = match site.strip_prefix("dir:") {
-        Some(dir) => vec![format!("{dir}/")],
-        None => ["http", "https"]
-            .iter()
-            .flat_map(|scheme| ["/", ":", "?", "#"].map(|end| format!("{scheme}://{site}{end}")))
-            .collect(),
-    };
-    let mut stmt = tx.prepare_cached(
-        "SELECT p.id, p.url, p.shingles, p.digest, p.simhash FROM pages p
-         WHERE p.url >= ?1 AND p.url < ?2 AND p.shingles IS NOT NULL AND p.digest IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM learning l WHERE l.page_id = p.id)
-         ORDER BY p.id LIMIT ?3",
-    )?;
-    let mut adopted: Vec<(i64, Vec<u8>, Vec<u8>, i64)> = Vec::new();
-    for prefix in &prefixes {
-        let mut end = prefix.clone();
-        let last = end.pop().expect("a prefix ends with a separator");
-        end.push(char::from(last as u8 + 1));
-        let mut rows = stmt.query(params![prefix, end, LEARN_UNTIL as i64])?;
-        while let Some(row) = rows.next()? {
-            let url: String = row.get(1)?;
-            if site_of(&url, config.scope).as_deref() == Some(site) {
-                adopted.push((row.get(0)?, row.get(2)?, row.get(3)?, row.get(4)?));
+impl Index {
+    /// Keeps for learning the pages of `site` stored without a learning row
+    /// (by `index add`, which learned no template for so few of the site's
+    /// pages, or by [`Index::insert`] of a row made without its unsuppressed
+    /// fingerprint), at most [`LEARN_UNTIL`] of them. Called while the site has
+    /// no template at all: no template was ever dropped from them, so their
+    /// stored shingles are what they were before suppression, and they are
+    /// fingerprinted again, like the crawler's pages, when the site is learned.
+    /// Their context was not stored: learning reads their shingles.
+    fn adopt_stored(&self, tx: &Transaction, site: &str, config: &TemplateConfig) -> Result<()> {
+        // The pages table is indexed by URL: the site's URLs (or paths) are a
+        // few ranges of it, then checked one by one.
+        let prefixes: Vec<String> = match site.strip_prefix("dir:") {
+            Some(dir) => vec![format!("{dir}/")],
+            None => ["http", "https"]
+                .iter()
+                .flat_map(|scheme| ["/", ":", "?", "#"].map(|end| format!("{scheme}://{site}{end}")))
+                .collect(),
+        };
+        let mut stmt = tx.prepare_cached(
+            "SELECT p.id, p.url, p.shingles, p.digest, p.simhash, p.shingles_check, p.text, p.text_deflate FROM pages p
+             WHERE p.url >= ?1 AND p.url < ?2 AND p.shingles IS NOT NULL AND p.digest IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM learning l WHERE l.page_id = p.id)
+             ORDER BY p.id LIMIT ?3",
+        )?;
+        let mut adopted: Vec<(i64, Vec<u64>, Vec<u8>, i64)> = Vec::new();
+        for prefix in &prefixes {
+            let mut end = prefix.clone();
+            let last = end.pop().expect("a prefix ends with a separator");
+            end.push(char::from(last as u8 + 1));
+            let mut rows = stmt.query(params![prefix, end, LEARN_UNTIL as i64])?;
+            while let Some(row) = rows.next()? {
+                let url: String = row.get(1)?;
+                if site_of(&url, config.scope).as_deref() == Some(site) {
+                    let id: i64 = row.get(0)?;
+                    let blob = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+                    let shingles = self.shingles.decode(id, blob, row.get(5)?, || StoredText::of(row, 6)?.text(id))?;
+                    adopted.push((id, shingles, row.get(3)?, row.get(4)?));
+                }
             }
         }
+        adopted.sort_unstable_by_key(|a| a.0);
+        adopted.truncate(LEARN_UNTIL);
+        let mut insert = tx.prepare_cached(
+            "INSERT OR REPLACE INTO learning (page_id, site, shingles, context, digest, simhash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for (id, shingles, digest, simhash) in adopted {
+            insert.execute(params![id, site, encode_u64s(&shingles), encode_u64s(&[]), digest, simhash])?;
+        }
+        Ok(())
     }
-    adopted.sort_unstable_by_key(|a| a.0);
-    adopted.truncate(LEARN_UNTIL);
-    let mut insert = tx.prepare_cached(
-        "INSERT OR REPLACE INTO learning (page_id, site, shingles, context, digest, simhash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    for (id, shingles, digest, simhash) in adopted {
-        insert.execute(params![id, site, shingles, encode_u64s(&[]), digest, simhash])?;
-    }
-    Ok(())
 }
 
 /// The pages of `site` kept for learning, by id.

@@ -39,6 +39,7 @@ mod page;
 mod read;
 pub mod schema;
 mod settings;
+mod stored;
 
 pub use crawl::CrawlRow;
 pub use index::{Error, Index, Result};

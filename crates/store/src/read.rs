@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use webdup_core::candidates::LshParams;
 use webdup_core::candidates::lsh;
@@ -17,6 +17,7 @@ use webdup_core::verify::{MIN_SHARED_SHINGLES, Overlap};
 use crate::codec::{decode_u32s, decode_u64s};
 use crate::index::{BatchKeys, lock, pending_candidates};
 use crate::page::{PAGE_COLUMN_COUNT, PAGE_COLUMNS, stored_page};
+use crate::stored::StoredText;
 use crate::{Error, Index, Result, Settings, bands};
 
 /// An indexed page similar to the one checked.
@@ -191,7 +192,10 @@ pub struct Stats {
     /// Pages whose band keys wait to be merged into the band table (see
     /// [`Index::insert_batch`]).
     pub pending_pages: u64,
+    /// The database file's size (its pages; not a WAL file beside it).
     pub file_bytes: u64,
+    /// `file_bytes` divided by `pages`, rounded down (0 for an empty index).
+    pub bytes_per_page: u64,
     pub crawls: Vec<CrawlStats>,
 }
 
@@ -239,7 +243,7 @@ impl Index {
             // One snapshot for the pending keys and the band table: a merge
             // committed between the two reads would hide its pages from both.
             let conn = &*conn.unchecked_transaction()?;
-            let keys: Vec<u64> = self.band_keys(&fp.minhash).collect();
+            let keys: Vec<u32> = self.band_keys(&fp.minhash).collect();
             let pending = {
                 let mut shared = lock(&self.pending);
                 let own = shared.refresh(conn, self.params.bands)?;
@@ -257,7 +261,7 @@ impl Index {
         &self,
         conn: &Connection,
         fp: &Fingerprint,
-        keys: &[u64],
+        keys: &[u32],
         mut candidates: BTreeSet<i64>,
     ) -> Result<CheckResult> {
         let template = self.template_state(conn, &fp.id)?;
@@ -266,13 +270,8 @@ impl Index {
         }
         let mut result = CheckResult { template, ..CheckResult::default() };
         let exact_ids = exact_matches(conn, fp, &mut result)?;
-        {
-            let mut stmt = conn.prepare_cached("SELECT page_id FROM bands WHERE band = ?1 AND key = ?2")?;
-            for (band, &key) in keys.iter().enumerate() {
-                for id in stmt.query_map(params![band as i64, key as i64], |r| r.get::<_, i64>(0))? {
-                    candidates.insert(id?);
-                }
-            }
+        for (band, &key) in keys.iter().enumerate() {
+            candidates.extend(bands::stored_pages(conn, band, key)?);
         }
         result.candidates = candidates.len();
         let candidates = candidates.into_iter().filter(|id| !exact_ids.contains(id));
@@ -288,7 +287,7 @@ impl Index {
             let cold = cold_site.as_ref().is_some_and(|site| self.site_of(url).is_some_and(|(s, _)| &s == site));
             o.enough_text() && o.jaccard() >= threshold && (!cold || cold_jaccard(o) >= threshold)
         };
-        result.near = verify_candidates(conn, fp, candidates, keep, |m| m.jaccard)?;
+        result.near = self.verify_candidates(conn, fp, candidates, keep, |m| m.jaccard)?;
         Ok(result)
     }
 
@@ -341,7 +340,7 @@ impl Index {
                 }
             }
             result.candidates = candidates.len();
-            result.near = verify_candidates(
+            result.near = self.verify_candidates(
                 conn,
                 fp,
                 candidates,
@@ -360,7 +359,10 @@ impl Index {
             let with_content = count("SELECT count(*) FROM pages WHERE digest IS NOT NULL")?;
             let distinct_urls = count("SELECT count(DISTINCT url) FROM pages")?;
             let pending_pages = count("SELECT count(*) FROM bands_pending")?;
-            let band_rows = count("SELECT count(*) FROM bands")? + pending_pages * self.params.bands as u64;
+            // Every page with content has its keys in `bands` or pending
+            // (`verify` checks it): counting the buckets' entries would read
+            // the whole table.
+            let band_rows = count("SELECT count(*) FROM pages WHERE minhash IS NOT NULL")? * self.params.bands as u64;
             let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
             let page_count: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
             let schema_version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -389,6 +391,7 @@ impl Index {
                 band_rows,
                 pending_pages,
                 file_bytes: (page_size * page_count) as u64,
+                bytes_per_page: ((page_size * page_count) as u64).checked_div(pages).unwrap_or(0),
                 crawls,
             })
         })
@@ -405,14 +408,18 @@ impl Index {
     pub fn crawl_pages(&self, crawl: &str) -> Result<Vec<(PageRecord, Vec<u64>)>> {
         self.with_reader(|conn| {
             let mut stmt =
-                conn.prepare(&format!("SELECT {PAGE_COLUMNS}, shingles FROM pages WHERE crawl = ?1 ORDER BY id"))?;
+                conn.prepare(&format!(
+                    "SELECT {PAGE_COLUMNS}, shingles, shingles_check, text, text_deflate FROM pages WHERE crawl = ?1 ORDER BY id"
+                ))?;
             let mut rows = stmt.query([crawl])?;
             let mut out = Vec::new();
             while let Some(row) = rows.next()? {
                 let page = stored_page(row)?;
                 let blob: Option<Vec<u8>> = row.get(PAGE_COLUMN_COUNT)?;
                 let shingles = match blob {
-                    Some(b) => decode_u64s(&b, page.id)?,
+                    Some(b) => self.shingles.decode(page.id, &b, row.get(PAGE_COLUMN_COUNT + 1)?, || {
+                        StoredText::of(row, PAGE_COLUMN_COUNT + 2)?.text(page.id)
+                    })?,
                     None => Vec::new(),
                 };
                 out.push((page, shingles));
@@ -474,22 +481,27 @@ impl Index {
                     }
                 }
             }
-            let mut stmt = conn.prepare("SELECT id, minhash, shingle_count, length(shingles) FROM pages")?;
-            let mut rows = stmt.query([])?;
-            let mut band_stmt =
-                conn.prepare_cached("SELECT count(*) FROM bands WHERE band = ?1 AND key = ?2 AND page_id = ?3")?;
             let mut expected_rows = 0u64;
+            let mut stmt = conn.prepare(
+                "SELECT id, minhash, shingle_count, shingles, shingles_check, text, text_deflate FROM pages",
+            )?;
+            let mut rows = stmt.query([])?;
             while let Some(row) = rows.next()? {
                 let id: i64 = row.get(0)?;
                 let minhash: Option<Vec<u8>> = row.get(1)?;
                 let count: i64 = row.get(2)?;
-                let len: Option<i64> = row.get(3)?;
                 let Some(blob) = minhash else { continue };
-                if len != Some(count * 8) {
-                    problems.push(format!("page {id}: shingle blob of {len:?} bytes for {count} shingles"));
+                let shingles: Option<Vec<u8>> = row.get(3)?;
+                let set = shingles
+                    .ok_or(Error::Corrupt { page_id: id, reason: "no shingles".into() })
+                    .and_then(|b| self.shingles.decode(id, &b, row.get(4)?, || StoredText::of(row, 5)?.text(id)));
+                match set {
+                    Ok(set) if set.len() as i64 == count => {}
+                    Ok(set) => problems.push(format!("page {id}: {} shingles stored for {count}", set.len())),
+                    Err(e) => problems.push(format!("page {id}: {e}")),
                 }
                 let sig = decode_u32s(&blob, id)?;
-                let keys: Vec<u64> = self.band_keys(&sig).collect();
+                let keys: Vec<u32> = self.band_keys(&sig).collect();
                 if let Some(stored) = pending.remove(&id) {
                     if stored != bands::encode_keys(keys.iter().copied()) {
                         problems.push(format!("page {id}: pending band keys are not its signature's"));
@@ -497,8 +509,7 @@ impl Index {
                     continue;
                 }
                 for (band, &key) in keys.iter().enumerate() {
-                    let n: i64 = band_stmt.query_row(params![band as i64, key as i64, id], |r| r.get(0))?;
-                    if n != 1 {
+                    if !bands::stored_pages(conn, band, key)?.contains(&id) {
                         problems.push(format!("page {id}: band {band} row missing"));
                     }
                     expected_rows += 1;
@@ -508,8 +519,8 @@ impl Index {
             orphans.sort_unstable();
             problems
                 .extend(orphans.into_iter().map(|id| format!("pending band keys for page {id}, which has no content")));
-            let band_rows: i64 = conn.query_row("SELECT count(*) FROM bands", [], |r| r.get(0))?;
-            if band_rows as u64 != expected_rows {
+            let band_rows = bands::stored_count(conn)?;
+            if band_rows != expected_rows {
                 problems.push(format!("{band_rows} band rows, {expected_rows} expected (orphans)"));
             }
             Ok(problems)
@@ -517,39 +528,47 @@ impl Index {
     }
 }
 
-/// The candidate pages whose overlap with `fp`, on their stored shingles,
-/// passes `keep`; highest `score` first, then the page stored first. A candidate without
-/// its page row (a band row cannot outlive its page, but a check must not
-/// fail on one) or without shingles is skipped.
-fn verify_candidates(
-    conn: &Connection,
-    fp: &Fingerprint,
-    candidates: impl IntoIterator<Item = i64>,
-    keep: impl Fn(&str, &Overlap) -> bool,
-    score: impl Fn(&Match) -> f64,
-) -> Result<Vec<Match>> {
-    let mut stmt = conn.prepare_cached("SELECT url, crawl, final_url, title, shingles FROM pages WHERE id = ?1")?;
-    let mut near = Vec::new();
-    for id in candidates {
-        let row = stmt
-            .query_row([id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<Vec<u8>>>(4)?,
-                ))
-            })
-            .optional()?;
-        let Some((url, crawl, final_url, title, Some(blob))) = row else { continue };
-        let o = Overlap::of(&fp.shingles, &decode_u64s(&blob, id)?);
-        if keep(&url, &o) {
-            near.push(Match::new(id, url, crawl, final_url, title, &o));
+impl Index {
+    /// The candidate pages whose overlap with `fp`, on their stored shingles,
+    /// passes `keep`; highest `score` first, then the page stored first. A candidate without
+    /// its page row (a band row cannot outlive its page, but a check must not
+    /// fail on one) or without shingles is skipped.
+    fn verify_candidates(
+        &self,
+        conn: &Connection,
+        fp: &Fingerprint,
+        candidates: impl IntoIterator<Item = i64>,
+        keep: impl Fn(&str, &Overlap) -> bool,
+        score: impl Fn(&Match) -> f64,
+    ) -> Result<Vec<Match>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT url, crawl, final_url, title, shingles, shingles_check, text, text_deflate FROM pages WHERE id = ?1",
+        )?;
+        let mut near = Vec::new();
+        for id in candidates {
+            let row = stmt
+                .query_row([id], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<Vec<u8>>>(4)?,
+                        r.get::<_, Option<i64>>(5)?,
+                        StoredText::of(r, 6)?,
+                    ))
+                })
+                .optional()?;
+            let Some((url, crawl, final_url, title, Some(blob), check, text)) = row else { continue };
+            let shingles = self.shingles.decode(id, &blob, check, || text.text(id))?;
+            let o = Overlap::of(&fp.shingles, &shingles);
+            if keep(&url, &o) {
+                near.push(Match::new(id, url, crawl, final_url, title, &o));
+            }
         }
+        near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.id.cmp(&b.id)));
+        Ok(near)
     }
-    near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.id.cmp(&b.id)));
-    Ok(near)
 }
 
 /// Pages stored with `fp`'s text, into `result.identical` when they are

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::Error;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 10;
+pub const VERSION: i64 = 11;
 
 /// Version 1: pages, LSH band keys, settings.
 ///
@@ -204,8 +204,35 @@ pub const V10: &str = "
 ALTER TABLE pages ADD COLUMN page_digest BLOB;
 ";
 
+/// Version 11: a smaller file (about 2 KB a page, from 5).
+///
+/// `bands` holds buckets of band keys, not one row per key: a key is the
+/// high 32 bits of the core's 64-bit band key ([`crate::bands::narrow`]),
+/// its band and top 16 bits name the bucket (`bucket = band << 16 | key >>
+/// 16`, the rowid), and `entries` lists the bucket's keys, each as its low
+/// 16 bits (little-endian) and the page id (LEB128), sorted. A row per key
+/// cost about 22 bytes a key; a bucket entry costs 3 to 5. The keys in
+/// `bands_pending` are 32-bit too. The rows of version 10 are moved by
+/// [`crate::bands`] in the same transaction.
+///
+/// `shingles_check`: when set, `shingles` no longer holds the page's
+/// shingle set but the shingles of its stored main text that are not in it
+/// (those its site's template took away, usually none), and the set is
+/// the text's shingles less those; the value is a 64-bit check of the set
+/// (see the `stored` module), compared whenever it is rebuilt. NULL: the
+/// set is in `shingles`, as before (pages stored without text, and every
+/// row stored before).
+pub const V11: &str = "
+ALTER TABLE bands RENAME TO bands_v10;
+CREATE TABLE bands (
+    bucket  INTEGER PRIMARY KEY,
+    entries BLOB NOT NULL
+);
+ALTER TABLE pages ADD COLUMN shingles_check INTEGER;
+";
+
 /// `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 /// Brings the database to [`VERSION`], refusing files this build cannot read.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
@@ -228,6 +255,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
             continue;
         }
         tx.execute_batch(sql)?;
+        if from + 1 == 11 {
+            crate::bands::migrate_v11(&tx)?;
+        }
         tx.pragma_update(None, "user_version", from as i64 + 1)?;
         tx.commit()?;
     }

@@ -742,7 +742,10 @@ mod tests {
         let err = two_gb.check_memory(5_000_000).unwrap_err().to_string();
         assert!(err.contains("5000000 pages need about") && err.contains("--memory"), "{err}");
         let audit = Config { keep_pages: true, ..config(1 << 30) };
-        assert!(audit.check_memory(400_000).is_ok() && audit.check_memory(600_000).is_err(), "an audit costs more a page");
+        assert!(
+            audit.check_memory(400_000).is_ok() && audit.check_memory(600_000).is_err(),
+            "an audit costs more a page"
+        );
     }
 
     #[test]

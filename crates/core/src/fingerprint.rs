@@ -177,6 +177,21 @@ impl Fingerprint {
     }
 }
 
+/// The sets fingerprints hold themselves ([`Fingerprint::shingles`]).
+pub struct InFingerprints<'d>(pub &'d [Fingerprint]);
+
+impl crate::sets::Sets for InFingerprints<'_> {
+    type Error = std::convert::Infallible;
+
+    fn len(&self, i: u32) -> usize {
+        self.0[i as usize].shingles.len()
+    }
+
+    fn get<'a>(&'a self, i: u32, _: &'a mut Vec<u64>) -> Result<&'a [u64], std::convert::Infallible> {
+        Ok(&self.0[i as usize].shingles)
+    }
+}
+
 /// The digest of a decoded page, its [`Fingerprint::page_digest`]: XXH3's
 /// 128 bits. Every page's whole markup is hashed, so the hash must be fast
 /// (MD5 over the pages took a sixth of `cluster`'s CPU); it tells whether

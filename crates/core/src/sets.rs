@@ -3,13 +3,12 @@
 //! Candidates come from sketches, which every document keeps; the sets
 //! themselves are needed only to confirm a pair and to score a cluster's
 //! members. A run over a few thousand pages keeps them in its fingerprints
-//! ([`Fingerprint::shingles`]); a run over a million writes them to a file
-//! as they are made and reads back the two of each candidate pair (the
-//! facade's spill). The core reads through [`Sets`] and never knows which.
+//! (read through `fingerprint::InFingerprints`); a run over a million
+//! writes them to a file as they are made and reads back the two of each
+//! candidate pair (the facade's spill). The core reads through [`Sets`] and
+//! never knows which.
 
 use std::convert::Infallible;
-
-use crate::fingerprint::Fingerprint;
 
 /// The shingle sets of documents `0..n`, by position.
 pub trait Sets: Sync {
@@ -34,21 +33,6 @@ impl Sets for [&[u64]] {
 
     fn get<'a>(&'a self, i: u32, _: &'a mut Vec<u64>) -> Result<&'a [u64], Infallible> {
         Ok(self[i as usize])
-    }
-}
-
-/// The sets fingerprints hold themselves ([`Fingerprint::shingles`]).
-pub struct InFingerprints<'d>(pub &'d [Fingerprint]);
-
-impl Sets for InFingerprints<'_> {
-    type Error = Infallible;
-
-    fn len(&self, i: u32) -> usize {
-        self.0[i as usize].shingles.len()
-    }
-
-    fn get<'a>(&'a self, i: u32, _: &'a mut Vec<u64>) -> Result<&'a [u64], Infallible> {
-        Ok(&self.0[i as usize].shingles)
     }
 }
 

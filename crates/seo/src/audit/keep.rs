@@ -215,7 +215,7 @@ mod tests {
         };
         let docs = [doc(0, vec![1, 2, 3, 4]), doc(1, vec![1, 2, 3, 4, 5, 6, 7, 8])];
         let mut members = vec![member(0, "https://x.test/a?p=1"), member(1, "https://x.test/a")];
-        represent(&mut members, &[0, 1], &docs, &webdup_core::sets::InFingerprints(&docs), 1).unwrap();
+        represent(&mut members, &[0, 1], &docs, &webdup_core::fingerprint::InFingerprints(&docs), 1).unwrap();
         assert_eq!(members.iter().map(|m| m.representative).collect::<Vec<_>>(), [false, true]);
         assert_eq!((members[0].similarity, members[0].containment, members[0].same_text), (0.5, 1.0, false));
         assert_eq!((members[1].similarity, members[1].containment, members[1].same_text), (1.0, 1.0, true));

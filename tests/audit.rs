@@ -7,110 +7,16 @@
 //! the same site in an index, and `webdup audit --index` must report what the
 //! fresh audit reported, from the stored data alone.
 
+mod audit_fixture;
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use axum::extract::Path as UrlPath;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-const SITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/audit-site");
-
-/// Every page of the fixture site, relative to its root, sorted.
-fn site_pages() -> Vec<String> {
-    let mut out = Vec::new();
-    for e in walk(Path::new(SITE)) {
-        let rel = e.strip_prefix(SITE).unwrap().to_string_lossy().replace('\\', "/");
-        if rel.ends_with(".html") {
-            out.push(rel);
-        }
-    }
-    out.sort();
-    out
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
-}
-
-async fn serve_path(UrlPath(path): UrlPath<String>, headers: HeaderMap) -> Response {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1").to_string();
-    if path == "sitemap.xml" {
-        let mut xml = String::from(
-            r#"<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
-        );
-        let mut pages = site_pages();
-        // Two URLs the server answers with 404.
-        pages.push("events/winter-market-old.html".into());
-        pages.push("missing.html".into());
-        for p in pages {
-            xml.push_str(&format!("<url><loc>http://{host}/{p}</loc></url>"));
-        }
-        xml.push_str("</urlset>");
-        return ([(header::CONTENT_TYPE, "application/xml")], xml).into_response();
-    }
-    if path.split('/').any(|s| s == ".." || s.is_empty()) {
-        return StatusCode::BAD_REQUEST.into_response();
-    }
-    let Ok(body) = std::fs::read(Path::new(SITE).join(&path)) else {
-        return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/html")], "<h1>Not found</h1>").into_response();
-    };
-    let mut response = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
-    let h = response.headers_mut();
-    if path == "guides/garden-guide-print.html" {
-        h.insert(header::LINK, HeaderValue::from_static(r#"</guides/garden-guide.html>; rel="canonical""#));
-    }
-    if path.starts_with("tag/") {
-        h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
-    }
-    response
-}
-
-/// Serves the fixture site on 127.0.0.1 and returns the port.
-fn serve() -> u16 {
-    support::serve_on_loopback(axum::Router::new().route("/{*path}", axum::routing::get(serve_path)))
-}
-
-struct Run {
-    port: u16,
-    dir: tempfile::TempDir,
-    json: Value,
-}
-
-/// Audits the site once per test process; the tests read the same report.
-fn run() -> &'static Run {
-    static RUN: OnceLock<Run> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let port = serve();
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("report");
-        let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
-            .args(["audit", &format!("http://127.0.0.1:{port}/sitemap.xml"), "--out"])
-            .arg(&out)
-            .args(["--delay", "0", "--per-host", "4", "--thin-words", "150", "--quiet"])
-            .output()
-            .expect("run webdup");
-        assert_eq!(o.status.code(), Some(1), "two pages are 404: {}", String::from_utf8_lossy(&o.stderr));
-        let json = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-        Run { port, dir, json }
-    })
-}
-
-fn read(name: &str) -> String {
-    let r = run();
-    std::fs::read_to_string(r.dir.path().join("report").join(name))
-        .unwrap()
-        .replace(&format!("127.0.0.1:{}", r.port), "127.0.0.1:PORT")
-}
+use audit_fixture::{assert_blue_widget_diff, chromium, headless, path_str, read, report_data, run, webdup};
 
 /// The page index of a fixture path.
 fn page(path: &str) -> u64 {
@@ -288,38 +194,6 @@ fn audit_html_is_self_contained_and_keeps_its_outline() {
 
 // ---- A real browser ----
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|name| {
-        std::env::var_os("PATH")
-            .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
-    })
-}
-
-/// Runs headless Chromium on `url` with `extra` flags and returns stdout.
-fn headless(browser: &Path, url: &str, extra: &[&str]) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let o = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--hide-scrollbars",
-            // Lets the report's script finish before the DOM is dumped.
-            "--virtual-time-budget=10000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium");
-    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 fn audit_report_renders_in_headless_chromium() {
     let Some(browser) = chromium() else {
@@ -345,13 +219,7 @@ fn audit_report_renders_in_headless_chromium() {
     assert_eq!(clusters as u64, run().json["summary"]["clusters"].as_u64().unwrap());
     assert!(doc.select(&sel("#pages-table tbody tr")).count() >= 20);
     // The diff view opened from the URL hash: both URLs, and the edits marked.
-    let head = doc.select(&sel("#diff-a")).next().expect("diff view rendered").text().collect::<String>();
-    assert!(head.ends_with("widgets/blue-widget.html"), "{head}");
-    let ins: String = doc.select(&sel("#diff-view ins")).flat_map(|e| e.text()).collect();
-    let del: String = doc.select(&sel("#diff-view del")).flat_map(|e| e.text()).collect();
-    // "four hundred grams" became "three hundred and ninety grams": "hundred" is kept.
-    assert!(ins.contains("three") && ins.contains("and ninety") && ins.contains("Printed from"), "{ins}");
-    assert_eq!(del, "four");
+    assert_blue_widget_diff(&doc);
 
     // A same-text pair: the texts match word for word, so the view shows the
     // record fields that differ (title, canonical) and the markup's lines.
@@ -455,14 +323,6 @@ fn broken_inputs_are_reported_not_fatal() {
 
 // ---- The same audit from an index ----
 
-fn webdup(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_webdup")).args(args).output().expect("run webdup")
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 struct IndexRun {
     dir: tempfile::TempDir,
     db: PathBuf,
@@ -497,14 +357,6 @@ fn index_run() -> &'static IndexRun {
         let json = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
         IndexRun { dir, db, json }
     })
-}
-
-/// The data blob `report.html` renders from.
-fn report_data(report_dir: &Path) -> Value {
-    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
-    let doc = scraper::Html::parse_document(&html);
-    let sel = scraper::Selector::parse("#audit-data").unwrap();
-    serde_json::from_str(&doc.select(&sel).next().unwrap().inner_html()).unwrap()
 }
 
 /// A page's words as the report's script rebuilds them for the diff view.
@@ -837,243 +689,3 @@ fn near_misses_below_the_threshold_show_as_closest_matches() {
 }
 
 // ---- The paged report of a large audit ----
-
-/// The fixture site audited again with the paged report forced, two rows a
-/// chunk (the file holds the first screen; everything else loads from
-/// report-data/), once per test process.
-fn paged_run() -> &'static (PathBuf, Value) {
-    static RUN: OnceLock<(PathBuf, Value)> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let out = run().dir.path().join("paged");
-        let sitemap = format!("http://127.0.0.1:{}/sitemap.xml", run().port);
-        let o = webdup(&[
-            "audit",
-            &sitemap,
-            "--out",
-            path_str(&out),
-            "--delay",
-            "0",
-            "--per-host",
-            "4",
-            "--thin-words",
-            "150",
-            "--quiet",
-            "--report-paged-above",
-            "0",
-            "--report-chunk-rows",
-            "2",
-        ]);
-        assert_eq!(o.status.code(), Some(1), "two pages are 404: {}", String::from_utf8_lossy(&o.stderr));
-        let json = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-        (out, json)
-    })
-}
-
-fn browser_or_skip() -> Option<PathBuf> {
-    let found = chromium();
-    if found.is_none() && !std::env::var("WEBDUP_SKIP_BROWSER").is_ok_and(|v| v == "1") {
-        panic!("chromium not found: install it, or set WEBDUP_SKIP_BROWSER=1 to skip this part explicitly");
-    }
-    found
-}
-
-fn js_errors(doc: &scraper::Html) -> String {
-    let sel = scraper::Selector::parse("#js-errors").unwrap();
-    doc.select(&sel).next().expect("the report's error box").text().collect()
-}
-
-#[test]
-fn small_reports_stay_one_file() {
-    let dir = run().dir.path().join("report");
-    assert!(!dir.join("report-data").exists(), "a 21-page audit got a report-data folder");
-    let data = report_data(&dir);
-    assert_eq!(data["pages"].as_array().unwrap().len() as u64, run().json["summary"]["pages"].as_u64().unwrap());
-    assert!(!read("report.html").contains("<script src"), "the single file loads nothing");
-
-    // A paged report written first, then a small one into the same folder:
-    // the stale chunks go.
-    let out = run().dir.path().join("stale");
-    let site = run().dir.path().join("site");
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(site.join("a.html"), "<html><body><p>One page alone.</p></body></html>").unwrap();
-    for extra in [&["--report-paged-above", "0", "--report-chunk-rows", "1"][..], &[]] {
-        let o = webdup(&[&["audit", path_str(&site), "--quiet", "--out", path_str(&out)], extra].concat());
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(out.join("report-data").exists(), !extra.is_empty());
-    }
-}
-
-#[test]
-fn paged_report_keeps_its_rows_in_chunks_and_shows_the_first_screen() {
-    let (out, json) = paged_run();
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    let manifest = report_data(out);
-    assert!(manifest.get("pages").is_none() && manifest.get("texts").is_none(), "rows are not in the file");
-    let chunks = std::fs::read_dir(out.join("report-data")).unwrap().count();
-    assert!(chunks > 20, "two rows a chunk: {chunks} chunk files");
-    // The summary is in the file, as in the single one.
-    assert!(html.contains(r#"<section id="summary">"#));
-
-    let Some(browser) = browser_or_skip() else { return };
-    let dom = headless(&browser, &format!("file://{}", out.join("report.html").display()), &["--dump-dom"]);
-    let doc = scraper::Html::parse_document(&dom);
-    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
-    assert_eq!(js_errors(&doc), "", "the page's script reported errors");
-    assert!(dom.contains(r#"data-ready="1""#), "the script did not finish");
-    let clusters = doc.select(&sel("#clusters-table tbody tr.cluster")).count();
-    assert_eq!(clusters as u64, json["summary"]["clusters"].as_u64().unwrap());
-    let pages = doc.select(&sel("#pages-table tbody tr")).count();
-    assert_eq!(pages as u64, json["summary"]["pages"].as_u64().unwrap());
-    // Worst first, as the single file orders them.
-    let mut by_severity: Vec<(u64, u64)> = json["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| (c["severity"].as_u64().unwrap(), c["id"].as_u64().unwrap()))
-        .collect();
-    by_severity.sort();
-    let shown: Vec<u64> = doc
-        .select(&sel("#clusters-table tbody tr.cluster"))
-        .map(|r| r.value().attr("data-cluster").unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(shown, by_severity.iter().map(|c| c.1).collect::<Vec<_>>());
-}
-
-/// Opens the paged report in a frame (headless Chromium, file access
-/// allowed between local files), clicks and types as a reader would, and
-/// returns what each step showed.
-fn drive_paged_report(browser: &Path, out: &Path) -> Value {
-    let harness = out.join("harness.html");
-    std::fs::write(
-        &harness,
-        r##"<!DOCTYPE html><html><body><iframe id="f" src="report.html" style="width:1400px;height:900px"></iframe><pre id="out"></pre>
-<script>
-var f = document.getElementById("f"), res = {};
-function wait(cond, then) { var t = setInterval(function () { if (cond()) { clearInterval(t); then(); } }, 10); }
-function after(d, id, act, then) {
-  var sec = d.getElementById(id), n = +sec.getAttribute("data-drawn");
-  act(sec);
-  wait(function () { return +sec.getAttribute("data-drawn") > n; }, then);
-}
-function cells(d, id, col) {
-  return Array.prototype.map.call(d.querySelectorAll("#" + id + "-table tbody tr"), function (tr) { return tr.cells[col].textContent; });
-}
-f.onload = function () {
-  var d = f.contentDocument;
-  wait(function () { return d.body.getAttribute("data-ready") === "1"; }, function () {
-    var th = function (id, c) { return function (sec) { sec.querySelector('th[data-sort="' + c + '"]').click(); }; };
-    after(d, "pages", th("pages", 0), function () {
-      res.asc = cells(d, "pages", 0);
-      after(d, "pages", th("pages", 0), function () {
-        res.desc = cells(d, "pages", 0);
-        after(d, "pages", function (sec) { var i = sec.querySelector(".filter"); i.value = "widget"; i.dispatchEvent(new Event("input")); }, function () {
-          res.filtered = cells(d, "pages", 0);
-          after(d, "clusters", th("clusters", 3), function () {
-            res.bySize = cells(d, "clusters", 1);
-            res.errors = d.getElementById("js-errors").textContent;
-            document.getElementById("out").textContent = JSON.stringify(res);
-          });
-        });
-      });
-    });
-  });
-};
-</script></body></html>"##,
-    )
-    .unwrap();
-    let dom =
-        headless(browser, &format!("file://{}", harness.display()), &["--allow-file-access-from-files", "--dump-dom"]);
-    let doc = scraper::Html::parse_document(&dom);
-    let text: String = doc.select(&scraper::Selector::parse("#out").unwrap()).next().unwrap().text().collect();
-    serde_json::from_str(&text).unwrap_or_else(|_| panic!("the harness did not finish: {dom}"))
-}
-
-#[test]
-fn paged_report_sorts_and_filters_across_chunks() {
-    let Some(browser) = browser_or_skip() else { return };
-    let (out, json) = paged_run();
-    let got = drive_paged_report(&browser, out);
-    assert_eq!(got["errors"], "", "the page's script reported errors");
-    let strings =
-        |v: &Value| -> Vec<String> { v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect() };
-    let pages = json["pages"].as_array().unwrap();
-    let mut urls: Vec<String> = pages.iter().map(|p| p["url"].as_str().unwrap().to_string()).collect();
-    urls.sort();
-    // Rows from eleven chunks, in the order of the precomputed sort.
-    assert_eq!(strings(&got["asc"]), urls);
-    urls.reverse();
-    assert_eq!(strings(&got["desc"]), urls);
-    let title = |u: &String| -> String {
-        let p = pages.iter().find(|p| p["url"] == u.as_str()).unwrap();
-        p["title"].as_str().unwrap_or("").to_lowercase()
-    };
-    let widgets: Vec<String> =
-        urls.iter().filter(|u| u.to_lowercase().contains("widget") || title(u).contains("widget")).cloned().collect();
-    assert!(widgets.len() >= 3, "{widgets:?}");
-    assert_eq!(strings(&got["filtered"]), widgets, "the filter keeps the sort");
-    // Clusters by number of pages, most first.
-    let size = |id: &str| -> u64 {
-        let id: u64 = id.trim_start_matches('#').parse().unwrap();
-        json["clusters"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()["size"].as_u64().unwrap()
-    };
-    let sizes: Vec<u64> = strings(&got["bySize"]).iter().map(|id| size(id)).collect();
-    assert_eq!(sizes.len() as u64, json["summary"]["clusters"].as_u64().unwrap());
-    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
-    assert!(sizes[0] > *sizes.last().unwrap(), "clusters of different sizes: {sizes:?}");
-}
-
-#[test]
-fn paged_report_opens_a_clusters_diff_and_members() {
-    let Some(browser) = browser_or_skip() else { return };
-    let (out, json) = paged_run();
-    let page = |path: &str| -> u64 {
-        let port = run().port;
-        let url = format!("http://127.0.0.1:{port}/{path}");
-        json["pages"].as_array().unwrap().iter().find(|p| p["url"] == url.as_str()).unwrap()["page"].as_u64().unwrap()
-    };
-    let report = out.join("report.html");
-    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
-    // The text diff: the two pages' rows and their cluster's texts load first.
-    let (a, b) = (page("widgets/blue-widget.html"), page("print/blue-widget.html"));
-    let doc = scraper::Html::parse_document(&headless(
-        &browser,
-        &format!("file://{}#diff={a},{b}", report.display()),
-        &["--dump-dom"],
-    ));
-    assert_eq!(js_errors(&doc), "");
-    let head = doc.select(&sel("#diff-a")).next().expect("diff view rendered").text().collect::<String>();
-    assert!(head.ends_with("widgets/blue-widget.html"), "{head}");
-    let ins: String = doc.select(&sel("#diff-view ins")).flat_map(|e| e.text()).collect();
-    let del: String = doc.select(&sel("#diff-view del")).flat_map(|e| e.text()).collect();
-    assert!(ins.contains("three") && ins.contains("and ninety") && ins.contains("Printed from"), "{ins}");
-    assert_eq!(del, "four");
-
-    // The markup diff of a same-text pair.
-    let copy = page("widgets/blue-widget-copy.html");
-    let doc = scraper::Html::parse_document(&headless(
-        &browser,
-        &format!("file://{}#diff={a},{copy}", report.display()),
-        &["--dump-dom"],
-    ));
-    assert_eq!(js_errors(&doc), "");
-    let markup = doc.select(&sel("#diff-markup")).next().expect("the markup diff shows");
-    let ins: String = markup.select(&sel("ins")).flat_map(|e| e.text()).collect();
-    assert!(ins.contains(r#"+ <link rel="canonical" href="/widgets/blue-widget-copy.html">"#), "{ins}");
-
-    // `#cluster=N`: that cluster's chunk loads and its members show.
-    let cluster = json["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["members"].as_array().unwrap().iter().any(|m| m["page"] == a))
-        .unwrap();
-    let doc = scraper::Html::parse_document(&headless(
-        &browser,
-        &format!("file://{}#cluster={}", report.display(), cluster["id"]),
-        &["--dump-dom"],
-    ));
-    assert_eq!(js_errors(&doc), "");
-    let open: Vec<_> = doc.select(&sel("#clusters-table tr.members")).collect();
-    assert_eq!(open.len(), 1, "exactly the linked cluster is open");
-    assert_eq!(open[0].select(&sel(".member-table tbody tr")).count(), cluster["members"].as_array().unwrap().len());
-}

@@ -141,14 +141,19 @@ impl AuditTexts {
     /// an index that stored them); pages without a text are listed in
     /// `missing`.
     pub fn build(units: &impl Units, pages: &[AuditPage], clustering: &Clustering, audit: &Audit) -> AuditTexts {
-        let texts: HashMap<DocKey, &str> = pages
+        let texts = AuditTexts::held(pages);
+        AuditTexts::build_with(units, clustering, audit, &|key| texts.get(&key).map(|t| Cow::Borrowed(*t)))
+    }
+
+    /// The texts `pages`' records hold, by document.
+    pub fn held(pages: &[AuditPage]) -> HashMap<DocKey, &str> {
+        pages
             .iter()
             .filter_map(|p| match (&p.content, &p.record.text) {
                 (Content::Doc(key), Some(text)) => Some((*key, text.as_str())),
                 _ => None,
             })
-            .collect();
-        AuditTexts::build_with(units, clustering, audit, &|key| texts.get(&key).map(|t| Cow::Borrowed(*t)))
+            .collect()
     }
 
     /// [`AuditTexts::build`] with each document's text from `text_of` (a

@@ -93,13 +93,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
         // The texts of the pages held before the run began to spill are in
         // their records; a text that cannot be read back shows as missing.
         Some(spill) => {
-            let held: std::collections::HashMap<DocKey, &str> = pages
-                .iter()
-                .filter_map(|p| match (&p.content, &p.record.text) {
-                    (Content::Doc(key), Some(text)) => Some((*key, text.as_str())),
-                    _ => None,
-                })
-                .collect();
+            let held = AuditTexts::held(&pages);
             AuditTexts::build_with(&Threads, &clustering, &built, &|key| match held.get(&key) {
                 Some(text) => Some(std::borrow::Cow::Borrowed(*text)),
                 None => spill.text_of(key).and_then(Result::ok).map(std::borrow::Cow::Owned),

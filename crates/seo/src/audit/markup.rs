@@ -16,10 +16,8 @@
 //! [`MAX_REPORT_LINES`]), so a crawl of many same-text pages does not make a
 //! huge report.
 
-use std::time::{Duration, Instant};
-
 use serde::Serialize;
-use similar::{Algorithm, DiffOp, capture_diff_slices_deadline, group_diff_ops};
+use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
 
 use super::Audit;
 use webdup_core::units::Units;
@@ -43,9 +41,12 @@ pub const MAX_MARKUP_LINES: usize = 50_000;
 /// Unchanged lines shown around each change.
 const CONTEXT: usize = 2;
 
-/// Time allowed for one diff; past it `similar` returns a coarser (still
-/// correct) one.
-const DIFF_DEADLINE: Duration = Duration::from_millis(200);
+/// Most changed lines of two pages together diffed line by line (after
+/// their common start and end): Myers' diff costs up to the square of it.
+/// Past it the changed middle is shown as removed and added whole, a
+/// coarser but correct diff. A bound on the input, not a deadline, so that
+/// the same pages always give the same report.
+const MAX_DIFFED_LINES: usize = 6_000;
 
 /// Clusters whose diffs are made at once (in parallel) before the report's
 /// budget is checked again.
@@ -169,7 +170,7 @@ fn push_line(out: &mut Vec<String>, piece: &str) {
 /// The diff of `b`'s markup lines against `a`'s (`against`, its page),
 /// with `cut` when either was cut by [`MAX_MARKUP_LINES`].
 pub fn diff(against: usize, a: &[String], b: &[String], cut: bool) -> MarkupDiff {
-    let ops = capture_diff_slices_deadline(Algorithm::Myers, a, b, Some(Instant::now() + DIFF_DEADLINE));
+    let ops = line_ops(a, b);
     let (mut removed, mut added) = (0, 0);
     for op in &ops {
         let (_, old, new) = op.as_tag_tuple();
@@ -204,6 +205,30 @@ pub fn diff(against: usize, a: &[String], b: &[String], cut: bool) -> MarkupDiff
     }
     hunks.retain(|h| !h.lines.is_empty());
     MarkupDiff { against, removed, added, hunks, truncated, unavailable: None }
+}
+
+/// The line diff of `b` against `a`: Myers' within [`MAX_DIFFED_LINES`],
+/// else the common start and end kept and the middle replaced whole.
+fn line_ops(a: &[String], b: &[String]) -> Vec<DiffOp> {
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let (old_len, new_len) = (a.len() - head - tail, b.len() - head - tail);
+    if old_len + new_len <= MAX_DIFFED_LINES {
+        return capture_diff_slices(Algorithm::Myers, a, b);
+    }
+    let mut ops = Vec::with_capacity(3);
+    if head > 0 {
+        ops.push(DiffOp::Equal { old_index: 0, new_index: 0, len: head });
+    }
+    ops.push(match (old_len, new_len) {
+        (0, _) => DiffOp::Insert { old_index: head, new_index: head, new_len },
+        (_, 0) => DiffOp::Delete { old_index: head, old_len, new_index: head },
+        _ => DiffOp::Replace { old_index: head, old_len, new_index: head, new_len },
+    });
+    if tail > 0 {
+        ops.push(DiffOp::Equal { old_index: head + old_len, new_index: head + new_len, len: tail });
+    }
+    ops
 }
 
 /// Gives every same-text member of `audit`'s clusters (not identical to
@@ -350,7 +375,7 @@ mod tests {
                 Fingerprint::from_parts(urls[n].into(), key, sh.word_count, hashes, sh.digest, minhash.clone(), 0)
             })
             .collect();
-        let pages: Vec<AuditPage> = (0..3)
+        let mut pages: Vec<AuditPage> = (0..3)
             .map(|n| AuditPage {
                 record: PageRecord::observed(urls[n].into(), None, None),
                 content: Content::Doc(DocKey(n as u64)),
@@ -359,7 +384,7 @@ mod tests {
         let settings =
             AuditSettings::new(&FingerprintSettings::default(), &MatchSettings::default(), &AuditConfig::default());
         let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
-        Audit::build(&InTurn, &pages, &docs, &clustering, None, settings)
+        Audit::build(&InTurn, &mut pages, &docs, &clustering, None, settings)
     }
 
     #[test]
@@ -396,6 +421,27 @@ mod tests {
                 ),
             }
         }
+    }
+
+    #[test]
+    fn markup_past_the_bound_gets_a_coarse_diff_the_same_every_time() {
+        let page = |n: usize, tag: &str| -> Vec<String> {
+            let mut lines: Vec<String> = vec!["<html>".into(), "<body>".into()];
+            lines.extend((0..n).map(|i| format!("<div class=\"{tag}\">{i}</div>")));
+            lines.extend(["</body>".into(), "</html>".into()]);
+            lines
+        };
+        let (a, b) = (page(4_000, "a"), page(4_000, "b"));
+        let d = diff(0, &a, &b, false);
+        assert_eq!((d.removed, d.added), (4_000, 4_000));
+        assert_eq!(d.hunks[0].a, 1, "{:?}", d.hunks[0]);
+        assert_eq!(d.hunks[0].lines[..3], [" <html>", " <body>", "-<div class=\"a\">0</div>"]);
+        assert_eq!(diff(0, &a, &b, false), d, "the same pages give the same diff");
+        // Only added lines: an insertion, not a replacement.
+        let longer = [a.clone(), page(6_500, "c")].concat();
+        assert_eq!(line_ops(&a, &longer).len(), 2);
+        let d = diff(0, &a, &longer, false);
+        assert_eq!((d.removed, d.added), (0, 6_504));
     }
 
     #[test]

@@ -11,11 +11,9 @@
 //! Words are whitespace-separated tokens; a line break becomes the token
 //! `"\n"` so paragraphs survive.
 
-use std::time::{Duration, Instant};
-
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
-use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -29,9 +27,15 @@ use webdup_core::units::Units;
 /// would otherwise dominate the report.
 pub const MAX_WORDS: usize = 20_000;
 
-/// Time allowed for one member's diff against its base; past it `similar`
-/// returns a coarser (still correct) script.
-const DIFF_DEADLINE: Duration = Duration::from_millis(200);
+/// Most words of a member and its base together diffed word by word:
+/// Myers' diff costs up to the square of it. Past it the script is made by
+/// [`anchored`], in linear time. A bound on the input, not a deadline, so
+/// that the same pages always give the same report.
+const MAX_DIFFED_WORDS: usize = 6_000;
+
+/// Words a run of the member must share with the base to be copied from it
+/// by [`anchored`].
+const ANCHOR_WORDS: usize = 4;
 
 /// One step of an edit script.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,20 +113,25 @@ pub fn rebuild<'a>(base: &'a str, ops: &'a [Op]) -> Vec<&'a str> {
     out
 }
 
+/// Appends literal words to a script, joined to a literal step before them.
+fn push_words(out: &mut Vec<Op>, ws: &[&str]) {
+    if ws.is_empty() {
+        return;
+    }
+    if let Some(Op::Words(w)) = out.last_mut() {
+        w.push(' ');
+        w.push_str(&ws.join(" "));
+    } else {
+        out.push(Op::Words(ws.join(" ")));
+    }
+}
+
 fn script(base: &[&str], words: &[&str]) -> Vec<Op> {
-    let ops = capture_diff_slices_deadline(Algorithm::Myers, base, words, Some(Instant::now() + DIFF_DEADLINE));
+    if base.len() + words.len() > MAX_DIFFED_WORDS {
+        return anchored(base, words);
+    }
+    let ops = capture_diff_slices(Algorithm::Myers, base, words);
     let mut out: Vec<Op> = Vec::new();
-    let push_words = |out: &mut Vec<Op>, ws: &[&str]| {
-        if ws.is_empty() {
-            return;
-        }
-        if let Some(Op::Words(w)) = out.last_mut() {
-            w.push(' ');
-            w.push_str(&ws.join(" "));
-        } else {
-            out.push(Op::Words(ws.join(" ")));
-        }
-    };
     for op in ops {
         match op {
             DiffOp::Equal { old_index, len, .. } => out.push(Op::Copy { start: old_index, len }),
@@ -132,6 +141,34 @@ fn script(base: &[&str], words: &[&str]) -> Vec<Op> {
             }
         }
     }
+    out
+}
+
+/// A script for long texts, in linear time: wherever the member's next
+/// [`ANCHOR_WORDS`] words start somewhere in the base (at their first
+/// place there), the run they start is copied as far as it goes; other
+/// words are literal. Coarser than a diff where texts moved or repeat, and
+/// always rebuilds the member exactly.
+fn anchored(base: &[&str], words: &[&str]) -> Vec<Op> {
+    let mut first: std::collections::HashMap<&[&str], usize> = std::collections::HashMap::new();
+    for (i, gram) in base.windows(ANCHOR_WORDS).enumerate() {
+        first.entry(gram).or_insert(i);
+    }
+    let mut out: Vec<Op> = Vec::new();
+    let (mut i, mut literal) = (0, 0);
+    while i < words.len() {
+        let at = words.get(i..i + ANCHOR_WORDS).and_then(|gram| first.get(gram).copied());
+        let Some(start) = at else {
+            i += 1;
+            continue;
+        };
+        push_words(&mut out, &words[literal..i]);
+        let len = base[start..].iter().zip(&words[i..]).take_while(|(a, b)| a == b).count();
+        out.push(Op::Copy { start, len });
+        i += len;
+        literal = i;
+    }
+    push_words(&mut out, &words[literal..]);
     out
 }
 
@@ -229,5 +266,25 @@ mod tests {
         assert_eq!(rebuild("", &script(&[], &[])), Vec::<&str>::new());
         let huge = "word ".repeat(MAX_WORDS * 2);
         assert_eq!(tokens(&huge).len(), MAX_WORDS);
+    }
+
+    #[test]
+    fn long_texts_get_a_linear_script_that_rebuilds_them_the_same_every_time() {
+        // Two long texts past the diff's bound: the member moves a block,
+        // edits words and adds a paragraph, and repeats a phrase.
+        let base_words: Vec<String> = (0..4_000).map(|i| format!("w{}", i % 1_700)).collect();
+        let mut member: Vec<String> = base_words[2_000..].to_vec();
+        member.extend(base_words[..2_000].iter().cloned());
+        member[10] = "edited".into();
+        member.splice(500..500, ["a", "new", "paragraph", "\n"].map(String::from));
+        let base: Vec<&str> = base_words.iter().map(String::as_str).collect();
+        let words: Vec<&str> = member.iter().map(String::as_str).collect();
+        assert!(base.len() + words.len() > MAX_DIFFED_WORDS);
+        let ops = script(&base, &words);
+        assert_eq!(rebuild(&base.join(" "), &ops), words);
+        assert_eq!(ops, script(&base, &words), "the same texts give the same script");
+        let copied: usize = ops.iter().map(|o| if let Op::Copy { len, .. } = o { *len } else { 0 }).sum();
+        assert!(copied > words.len() * 9 / 10, "mostly copied: {copied} of {}", words.len());
+        assert!(ops.len() < 20, "a few steps, not a word each: {}", ops.len());
     }
 }

@@ -73,6 +73,13 @@ pub struct Config {
     /// page less. Off by default.
     #[serde(skip)]
     pub skip_records: bool,
+    /// Keep of each fetch only what its page's record reads (where it ended,
+    /// its status, redirects, the canonical and robots headers, its error),
+    /// not the headers and inputs the run's own report lists: for `audit`,
+    /// whose report shows pages, not fetches (about 0.2 KB a page less).
+    /// Off by default.
+    #[serde(skip)]
+    pub slim_fetches: bool,
     /// The memory a run may use, in bytes (`None`: no limit). A run whose
     /// pages' shingle sets would not fit keeps them in a temporary file
     /// ([`crate::spill`]); one that would not fit even so is refused before

@@ -252,8 +252,9 @@ impl Run {
                     }
                 });
                 let fetches = &mut fetches;
+                let slim = config.slim_fetches;
                 let items = local.chain(rx.into_iter().map(|(record, doc)| {
-                    fetches.push(record);
+                    fetches.push(if slim { slimmed(record) } else { record });
                     Pending::Ready(doc)
                 }));
                 let corpus = Corpus::fingerprint_streaming(items, total, load, config, &progress);
@@ -262,7 +263,9 @@ impl Run {
             })
         };
         fetches.append(&mut archived.fetches);
-        fetches.sort_by_key(|r| r.key);
+        // One record a key: the unstable sort orders them as the stable one
+        // would, without its buffer of half the records.
+        fetches.sort_unstable_by_key(|r| r.key);
         Ok(Loaded {
             corpus,
             pages: Vec::new(),
@@ -482,6 +485,15 @@ impl Progress for Growth<'_> {
     }
 }
 
+/// What a page's record and the folding of redirects read of a fetch
+/// ([`Config::slim_fetches`]): the headers only the run's report lists go,
+/// and a fetch that did not redirect keeps no chain (its one hop is its URL
+/// and status, which the record has).
+fn slimmed(record: FetchRecord) -> FetchRecord {
+    let chain = if record.chain.len() > 1 { record.chain } else { Vec::new() };
+    FetchRecord { chain, content_type: None, last_modified: None, etag: None, duplicates: Vec::new(), ..record }
+}
+
 /// One page of a run: the input, its record, and what became of its content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunPage {
@@ -541,7 +553,10 @@ impl Loaded {
             let record = PageRecord::observed(url, None, Some(&Exchange::from(r)));
             pages.push(RunPage { key: r.key, id: r.id.clone(), record, content: Content::Redirect });
         }
-        pages.sort_by_key(|p| p.key);
+        // Keys are unique (documents, failures and bare redirects are
+        // disjoint): the unstable sort orders them the same, without the
+        // stable sort's buffer of half the pages.
+        pages.sort_unstable_by_key(|p| p.key);
         self.pages = pages;
     }
 
@@ -612,4 +627,43 @@ pub fn cluster(mut loaded: Loaded, config: &Config) -> Result<Clustered> {
         report.warc = loaded.warc;
     }
     Ok(Clustered { corpus, clustering, report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webdup_core::page::Exchange;
+
+    fn record(chain: &[(&str, u16)]) -> FetchRecord {
+        let hops: Vec<serde_json::Value> =
+            chain.iter().map(|(url, status)| serde_json::json!({"url": url, "status": status})).collect();
+        let last = chain.last().map(|h| h.0);
+        serde_json::from_value(serde_json::json!({
+            "id": chain[0].0, "order": 3, "url": chain[0].0, "final_url": last, "status": 200,
+            "chain": hops, "content_type": "text/html", "last_modified": "Sat, 28 Nov 2026 10:00:00 GMT",
+            "etag": "\"e1\"", "canonical": "https://a.test/c", "x_robots_tag": "noindex",
+            "bytes": 512, "elapsed": 12, "from_cache": false, "duplicates": ["https://a.test/p?x"],
+            "error": null
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_slimmed_fetch_gives_its_page_the_same_record() {
+        for chain in [&[("https://a.test/p", 200)][..], &[("https://a.test/old", 301), ("https://a.test/p", 200)]] {
+            let whole = record(chain);
+            let slim = slimmed(whole.clone());
+            assert_eq!(Exchange::from(&slim), Exchange::from(&whole));
+            assert_eq!(
+                (&slim.id, slim.key, &slim.url, &slim.final_url),
+                (&whole.id, whole.key, &whole.url, &whole.final_url)
+            );
+            // What folding redirects reads: whether it redirected, and through what.
+            assert_eq!(slim.chain.len() > 1, whole.chain.len() > 1);
+            if whole.chain.len() > 1 {
+                assert_eq!(slim.chain, whole.chain);
+            }
+            assert_eq!((slim.content_type, slim.etag, slim.duplicates.len()), (None, None, 0));
+        }
+    }
 }

@@ -24,7 +24,7 @@ pub struct Output<'a> {
 pub fn run(inputs: &[String], common: &CommonArgs, thin_words: usize, out: Output) -> anyhow::Result<ExitCode> {
     // Metadata, texts and (for same-text pairs) markup are what the audit
     // shows; `cluster` runs without them.
-    let config = webdup::Config { keep_pages: true, keep_markup: true, ..common.to_config()? };
+    let config = webdup::Config { keep_pages: true, keep_markup: true, slim_fetches: true, ..common.to_config()? };
     let audited = audit::run(load_corpus(inputs, common, &config)?, &config, &AuditConfig { thin_words })?;
     // The fingerprints and pairs are in the audit now: freed before the
     // report is written, the largest step of a large audit.

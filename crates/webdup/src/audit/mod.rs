@@ -76,7 +76,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
     let clustering = crate::engine::find_duplicates(&loaded.corpus, config)?;
     // The audit lists an analysed or failed page under its input as given;
     // a folded one under the URL its fetch asked for.
-    let pages: Vec<AuditPage> = loaded
+    let mut pages: Vec<AuditPage> = loaded
         .pages
         .into_iter()
         .map(|p| {
@@ -87,7 +87,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
             AuditPage { record, content: p.content }
         })
         .collect();
-    let mut built = build(&loaded.corpus, &pages, &clustering, facts.as_ref(), config, audit)?;
+    let mut built = build(&loaded.corpus, &mut pages, &clustering, facts.as_ref(), config, audit)?;
     let texts = match &loaded.corpus.spill {
         None => AuditTexts::build(&Threads, &pages, &clustering, &built),
         // The texts of the pages held before the run began to spill are in
@@ -111,7 +111,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
 /// be read back.
 pub fn build(
     corpus: &Corpus,
-    pages: &[AuditPage],
+    pages: &mut [AuditPage],
     clustering: &Clustering,
     crawl: Option<&CrawlFacts>,
     config: &Config,

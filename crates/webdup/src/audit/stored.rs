@@ -98,7 +98,7 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
     clustering.stats.documents = corpus.len();
     let facts = index.crawl_facts(&crawl)?;
     let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
-    let mut built = Audit::build(&Threads, &pages, &corpus.docs, &clustering, facts.as_ref(), settings);
+    let mut built = Audit::build(&Threads, &mut pages, &corpus.docs, &clustering, facts.as_ref(), settings);
     built.source = Some(AuditSource {
         kind: "index",
         index: index.path().display().to_string(),

@@ -6,7 +6,7 @@ use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringB
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_pyarrow::{IntoPyArrow, Table};
 use arrow_schema::DataType;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use webdup::crawler::CrawledPage;
 
@@ -130,5 +130,17 @@ pub(crate) fn pyarrow_table<const N: usize>(
 ) -> PyResult<Py<PyAny>> {
     let batch = RecordBatch::try_from_iter_with_nullable(columns).map_err(error)?;
     let table = Table::try_new(vec![batch.clone()], batch.schema()).map_err(error)?;
+    // pyarrow is an extra: without it, the user is told which one (the
+    // bare ModuleNotFoundError names only the module).
+    if let Err(e) = py.import("pyarrow") {
+        if e.is_instance_of::<PyImportError>(py) {
+            let hint = PyImportError::new_err(
+                "an Arrow answer needs pyarrow, which webdup installs as an extra: pip install 'webdup[arrow]'",
+            );
+            hint.set_cause(py, Some(e));
+            return Err(hint);
+        }
+        return Err(e);
+    }
     Ok(table.into_pyarrow(py)?.unbind())
 }

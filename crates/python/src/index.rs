@@ -1,13 +1,13 @@
 //! `Index`: the crawl index, as crawlers use it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyFileNotFoundError, PyNotADirectoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use webdup::crawler::Crawler;
+use webdup::crawler::{Crawler, PageError};
 use webdup::engine::Config;
 use webdup::store::Index as StoreIndex;
 
@@ -49,6 +49,7 @@ impl Index {
         }
         // Validated before any file is touched.
         config(threshold, extractor)?;
+        missing_folder(&path)?;
         let opened = py.detach(move || -> PyResult<Crawler> {
             // An existing index keeps the settings it was built with: what
             // is not given comes from it, what is given must match it
@@ -110,7 +111,12 @@ impl Index {
     /// Checks and stores the page atomically: of near copies checked at the
     /// same time, from threads or processes, exactly one is new. The result
     /// is what the index held before the page; its `id` is the page's row.
-    #[pyo3(signature = (url, html=None, text=None, *, final_url=None, status=None, redirects=None, canonical=None, title=None, crawl=None))]
+    ///
+    /// With `skip_template_only`, a page with no text of its own beyond its
+    /// site's template as the index learned it (a site index page, a tag
+    /// listing) is checked but not stored (`id` is None): the index then
+    /// learns the site's template from its content pages alone.
+    #[pyo3(signature = (url, html=None, text=None, *, final_url=None, status=None, redirects=None, canonical=None, title=None, crawl=None, skip_template_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn check_and_insert(
         &self,
@@ -124,10 +130,25 @@ impl Index {
         canonical: Option<String>,
         title: Option<String>,
         crawl: Option<String>,
+        skip_template_only: bool,
     ) -> PyResult<CheckResult> {
         let page = crawled(url, html, text, final_url, status, redirects, canonical, title, crawl)?;
-        let c = py.detach(|| self.crawler.check_and_insert(&page)).map_err(page_error)?;
-        Ok(CheckResult::checked(&page.url, &c))
+        if !skip_template_only {
+            let c = py.detach(|| self.crawler.check_and_insert(&page)).map_err(page_error)?;
+            return Ok(CheckResult::checked(&page.url, &c));
+        }
+        py.detach(|| -> Result<CheckResult, PageError> {
+            let row = self.crawler.row(&page)?;
+            let index = self.crawler.index();
+            match row.fingerprint.as_ref().filter(|fp| fp.template_only) {
+                Some(fp) => Ok(CheckResult::of(&page.url, &index.check(fp)?, None, None)),
+                None => {
+                    let (result, id) = index.check_and_insert(&row)?;
+                    Ok(CheckResult::of(&page.url, &result, Some(id), Some(row.record.crawl.clone())))
+                }
+            }
+        })
+        .map_err(page_error)
     }
 
     /// `check` for many pages: a list of dicts (the keyword names of
@@ -199,6 +220,27 @@ impl Index {
     fn __repr__(&self) -> String {
         format!("Index({:?})", self.crawler.index().path())
     }
+}
+
+/// A new index's folder must exist: SQLite would say only "unable to open
+/// database file", naming neither the file nor the folder.
+fn missing_folder(path: &Path) -> PyResult<()> {
+    let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) else { return Ok(()) };
+    if path.exists() || folder.is_dir() {
+        return Ok(());
+    }
+    if folder.exists() {
+        return Err(PyNotADirectoryError::new_err(format!(
+            "cannot create the index {}: {} is not a folder",
+            path.display(),
+            folder.display()
+        )));
+    }
+    Err(PyFileNotFoundError::new_err(format!(
+        "cannot create the index {}: its folder {} does not exist (create it first)",
+        path.display(),
+        folder.display()
+    )))
 }
 
 /// The settings an existing index was built with, to open it as it is.

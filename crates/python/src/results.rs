@@ -65,6 +65,9 @@ pub(crate) struct CheckResult {
     /// was learned when it was checked (until it is, pages of the site are
     /// matched conservatively); None when the index suppresses none.
     pub(crate) template: Option<&'static str>,
+    /// The page has no text of its own beyond its site's template as the
+    /// index learned it: it is never seen on that text.
+    pub(crate) template_only: bool,
 }
 
 #[pymethods]
@@ -103,13 +106,13 @@ impl CheckResult {
 
     fn __repr__(&self) -> String {
         format!(
-            "CheckResult(url={:?}, seen={}, identical={}, same_text={}, near={}, id={:?})",
+            "CheckResult(url={:?}, seen={}, identical={}, same_text={}, near={}, id={})",
             self.url,
             if self.seen() { "True" } else { "False" },
             self.identical.len(),
             self.same_text.len(),
             self.near.len(),
-            self.id
+            self.id.map_or_else(|| "None".to_string(), |id| id.to_string())
         )
     }
 }
@@ -125,6 +128,7 @@ impl CheckResult {
             id,
             crawl,
             template: r.template.map(|t| t.as_str()),
+            template_only: r.template_only,
         }
     }
 

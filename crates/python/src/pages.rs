@@ -3,12 +3,13 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_pyarrow::{FromPyArrow, Table};
+use arrow_schema::DataType;
 use pyo3::exceptions::PyValueError;
 use webdup::crawler::CrawledPage;
 use webdup::fetch::Hop;
 
-use crate::arrow::pages_of_table;
 use crate::page_error;
 
 /// The page arguments of `check`, `insert` and `check_and_insert`.
@@ -39,7 +40,7 @@ pub(crate) fn crawled(
     Ok(page)
 }
 
-pub(crate) const PAGE_FIELDS: [&str; 9] =
+const PAGE_FIELDS: [&str; 9] =
     ["url", "html", "text", "final_url", "status", "redirects", "canonical", "title", "crawl"];
 
 /// A page of a batch given as a dict with the keyword arguments' names.
@@ -92,4 +93,76 @@ pub(crate) fn pages_of(pages: &Bound<'_, PyAny>) -> PyResult<(Vec<CrawledPage>, 
         out.push(page_of_dict(i, d)?);
     }
     Ok((out, false))
+}
+
+fn pages_of_table(table: &Table) -> PyResult<Vec<CrawledPage>> {
+    let schema = table.schema();
+    for f in schema.fields() {
+        if !PAGE_FIELDS.contains(&f.name().as_str()) || f.name() == "redirects" {
+            return Err(PyValueError::new_err(format!(
+                "unknown column {:?}; an Arrow batch has url, html or text, and optionally final_url, status, \
+                 canonical, title, crawl",
+                f.name()
+            )));
+        }
+    }
+    let mut pages = Vec::new();
+    for batch in table.record_batches() {
+        let string = |name: &str| -> PyResult<Option<StringArray>> {
+            let Some(col) = batch.column_by_name(name) else { return Ok(None) };
+            let col = arrow_cast_utf8(col).ok_or_else(|| {
+                PyValueError::new_err(format!("column {name:?} must be strings, not {}", col.data_type()))
+            })?;
+            Ok(Some(col))
+        };
+        let url = string("url")?.ok_or_else(|| PyValueError::new_err("the table has no \"url\" column"))?;
+        let (html, text) = (string("html")?, string("text")?);
+        let (final_url, canonical, title, crawl) =
+            (string("final_url")?, string("canonical")?, string("title")?, string("crawl")?);
+        let status = match batch.column_by_name("status") {
+            None => None,
+            Some(c) => Some(
+                arrow_array::cast::AsArray::as_primitive_opt::<arrow_array::types::Int64Type>(c.as_ref())
+                    .cloned()
+                    .map(Ok)
+                    .unwrap_or_else(|| {
+                        arrow_array::cast::AsArray::as_primitive_opt::<arrow_array::types::Int32Type>(c.as_ref())
+                            .map(|a| a.unary::<_, arrow_array::types::Int64Type>(i64::from))
+                            .ok_or_else(|| PyValueError::new_err("column \"status\" must be integers"))
+                    })?,
+            ),
+        };
+        let value = |a: &Option<StringArray>, row: usize| {
+            a.as_ref().filter(|a| a.is_valid(row)).map(|a| a.value(row).to_string())
+        };
+        for row in 0..batch.num_rows() {
+            let i = pages.len();
+            let page = crawled(
+                value(&Some(url.clone()), row).unwrap_or_default(),
+                value(&html, row),
+                value(&text, row),
+                value(&final_url, row),
+                status.as_ref().filter(|s| s.is_valid(row)).and_then(|s| u16::try_from(s.value(row)).ok()),
+                None,
+                value(&canonical, row),
+                value(&title, row),
+                value(&crawl, row),
+            )
+            .map_err(|e| PyValueError::new_err(format!("page {i}: {e}")))?;
+            pages.push(page);
+        }
+    }
+    Ok(pages)
+}
+
+/// A string column as UTF-8 (large strings and string views converted).
+fn arrow_cast_utf8(col: &ArrayRef) -> Option<StringArray> {
+    use arrow_array::cast::AsArray;
+    match col.data_type() {
+        DataType::Utf8 => Some(col.as_string::<i32>().clone()),
+        DataType::LargeUtf8 => Some(col.as_string::<i64>().iter().collect()),
+        DataType::Utf8View => Some(col.as_string_view().iter().collect()),
+        DataType::Null => Some(StringArray::new_null(col.len())),
+        _ => None,
+    }
 }

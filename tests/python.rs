@@ -1,5 +1,7 @@
-//! The Python package as a user gets it: `maturin build` makes the abi3
-//! wheel, a fresh venv installs it beside pyarrow and Scrapy from PyPI, and
+//! The Python package as a user gets it: `maturin build --sdist` makes the
+//! abi3 wheel and the source distribution (whose contents are checked: the
+//! package and every crate its build needs), a fresh venv installs the
+//! wheel beside pyarrow and Scrapy from PyPI, and
 //! the package's tests run there (crates/python/tests: the API, a real
 //! Scrapy crawl of a site on 127.0.0.1, and crawls of a generated
 //! multi-host site in two shuffled orders, checked against `cluster`).
@@ -7,7 +9,9 @@
 //! The wheel is built in the workspace's target directory (cargo holds no
 //! lock on it while tests run) with the dev profile, whose dependencies
 //! are optimized as the tests' are (the test profile itself would build the
-//! library as a test harness, not a shared object).
+//! library as a test harness, not a shared object). A release build would
+//! compile every dependency a second time, optimized: about 12 minutes on
+//! two cores, past what a cold CI run can spend.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,12 +50,13 @@ fn the_wheel_installs_in_a_fresh_venv_and_passes_its_tests() {
     run(
         "maturin build",
         Command::new(bin("maturin"))
-            .args(["build", "-q", "--profile", "dev", "-m"])
+            .args(["build", "-q", "--profile", "dev", "--sdist", "-m"])
             .arg(root.join("crates/python/Cargo.toml"))
             .arg("--out")
             .arg(&wheels),
     );
-    let wheel = only_wheel(&wheels);
+    check_sdist(&only(&wheels, ".tar.gz"), tmp.path());
+    let wheel = only(&wheels, ".whl");
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with("webdup-") && name.contains("abi3"), "not an abi3 wheel of webdup: {name}");
     run("pip install the wheel", Command::new(bin("python")).args(["-m", "pip", "install", "-q"]).arg(&wheel));
@@ -71,14 +76,54 @@ fn the_wheel_installs_in_a_fresh_venv_and_passes_its_tests() {
     eprintln!("{}", String::from_utf8_lossy(&tests.stderr));
 }
 
-fn only_wheel(dir: &Path) -> PathBuf {
-    let wheels: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The one file of `dir` whose name ends with `suffix`.
+fn only(dir: &Path, suffix: &str) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
         .collect();
-    assert_eq!(wheels.len(), 1, "{wheels:?}");
-    wheels.into_iter().next().unwrap()
+    assert_eq!(files.len(), 1, "one {suffix} in {dir:?}: {files:?}");
+    files.into_iter().next().unwrap()
+}
+
+/// The sdist holds the package (pyproject, the Python half, the native
+/// module's sources) and the workspace it builds in: cargo resolves the
+/// extension's crate there offline, which fails if a crate of the
+/// workspace the build needs was left out.
+fn check_sdist(sdist: &Path, tmp: &Path) {
+    let name = sdist.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("webdup-"), "not an sdist of webdup: {name}");
+    let out = tmp.join("sdist");
+    std::fs::create_dir_all(&out).unwrap();
+    run("tar xzf (the sdist)", Command::new("tar").arg("xzf").arg(sdist).arg("-C").arg(&out));
+    let root = out.join(name.trim_end_matches(".tar.gz"));
+    for file in [
+        "pyproject.toml",
+        "PKG-INFO",
+        "Cargo.toml",
+        "Cargo.lock",
+        "python/webdup/__init__.py",
+        "python/webdup/scrapy.py",
+        "python/webdup/_webdup.pyi",
+        "crates/python/Cargo.toml",
+        "crates/python/src/lib.rs",
+        "crates/webdup/src/lib.rs",
+        "crates/store/src/lib.rs",
+        "crates/core/src/lib.rs",
+    ] {
+        assert!(root.join(file).is_file(), "{file} is not in the sdist {name}");
+    }
+    let pkg_info = std::fs::read_to_string(root.join("PKG-INFO")).unwrap();
+    for extra in ["Provides-Extra: arrow", "Provides-Extra: scrapy"] {
+        assert!(pkg_info.contains(extra), "{extra} not in the sdist's PKG-INFO:\n{pkg_info}");
+    }
+    run(
+        "cargo metadata (the sdist's workspace)",
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["metadata", "-q", "--offline", "--format-version", "1", "--manifest-path"])
+            .arg(root.join("crates/python/Cargo.toml")),
+    );
 }
 
 /// The pages of the Scrapy crawl: real articles in real templates, from the

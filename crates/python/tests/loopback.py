@@ -58,8 +58,7 @@ class Servers:
 
 
 # Scrapy settings for crawling these servers in a test: no delay, robots,
-# telnet, cookies or retries, and drops (each with its whole page) logged at
-# DEBUG rather than Scrapy's default WARNING.
+# telnet, cookies or retries.
 SCRAPY_SETTINGS: dict = {
     "DOWNLOAD_DELAY": 0,
     "ROBOTSTXT_OBEY": False,
@@ -67,5 +66,4 @@ SCRAPY_SETTINGS: dict = {
     "COOKIES_ENABLED": False,
     "RETRY_ENABLED": False,
     "LOG_LEVEL": "WARNING",
-    "DEFAULT_DROPITEM_LOG_LEVEL": "DEBUG",
 }

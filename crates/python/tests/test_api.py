@@ -112,6 +112,47 @@ class IndexTest(unittest.TestCase):
         # Given as it was built with, it opens.
         self.assertEqual(webdup.Index(self.path, threshold=0.7, extractor="readability").threshold, 0.7)
 
+    def test_an_index_in_a_missing_folder_is_refused_naming_the_folder(self) -> None:
+        folder = os.path.join(self.dir.name, "no", "such")
+        with self.assertRaises(FileNotFoundError) as e:
+            webdup.Index(os.path.join(folder, "crawl.db"))
+        self.assertIn(f"its folder {folder} does not exist", str(e.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name, "no")), "nothing created")
+        file = os.path.join(self.dir.name, "a-file")
+        Path(file).write_text("")
+        with self.assertRaises(NotADirectoryError) as e:
+            webdup.Index(os.path.join(file, "crawl.db"))
+        self.assertIn(f"{file} is not a folder", str(e.exception))
+        # A bare file name is in the working folder, which exists.
+        cwd = os.getcwd()
+        try:
+            os.chdir(self.dir.name)
+            self.assertEqual(webdup.Index("here.db").path.name, "here.db")
+        finally:
+            os.chdir(cwd)
+
+    def test_a_page_with_no_text_of_its_own_can_be_checked_without_being_stored(self) -> None:
+        import multihost_site
+
+        rng = random.Random(5)
+        host = multihost_site.Host(1, rng)
+        index = webdup.Index(self.path)
+        for i in range(6):
+            words = multihost_site._words(rng, 350)
+            index.check_and_insert(f"http://h.test/p{i}.html", html=host.page(f"Story {i}", multihost_site._paragraphs(words)))
+        # The site's template, learned from its articles, and nothing else (a site index page without its list).
+        bare = host.page("", [])
+        skipped = index.check_and_insert("http://h.test/index.html", html=bare, skip_template_only=True)
+        self.assertEqual((skipped.template, skipped.template_only, skipped.seen, skipped.id), ("learned", True, False, None))
+        self.assertEqual(index.get("http://h.test/index.html"), [])
+        stored = index.check_and_insert("http://h.test/index2.html", html=bare)
+        self.assertTrue(stored.template_only)
+        self.assertIsNotNone(stored.id)
+        # A page of its own is stored either way.
+        own = index.check_and_insert("http://h.test/p9.html", html=host.page("Story 9", [article(9)]), skip_template_only=True)
+        self.assertEqual((own.template_only, own.new), (False, True))
+        self.assertIsNotNone(own.id)
+
     def test_bad_pages_are_refused_with_a_reason(self) -> None:
         index = webdup.Index(self.path)
         with self.assertRaises(ValueError):
@@ -253,6 +294,27 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(extracted["title"], "Title here")
         self.assertNotIn("Copyright", extracted["text"])
         self.assertIn(text.split()[0], extracted["text"])
+
+
+class WithoutPyarrowTest(unittest.TestCase):
+    """What a user without pyarrow meets (pyarrow is the `arrow` extra): `sys.modules["pyarrow"] =
+    None` makes `import pyarrow` fail in this process as a missing package does."""
+
+    def setUp(self) -> None:
+        import sys
+
+        saved = sys.modules.get("pyarrow")
+        sys.modules["pyarrow"] = None  # type: ignore[assignment]
+        self.addCleanup(sys.modules.__setitem__, "pyarrow", saved)
+
+    def test_an_arrow_answer_names_the_extra_to_install(self) -> None:
+        clusters = webdup.cluster([{"url": "https://a.test/1", "html": page("A", article(1))},
+                                   {"url": "https://a.test/2", "html": page("A", article(1))}])
+        self.assertEqual(len(clusters), 1, "the rest works without pyarrow")
+        with self.assertRaises(ImportError) as e:
+            clusters.to_arrow()
+        self.assertIn("pip install 'webdup[arrow]'", str(e.exception))
+        self.assertIsInstance(e.exception.__cause__, ImportError)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,11 @@ THRESHOLD = 0.8
 CROSS_SITE_THRESHOLD = 0.5
 # A crawl's deadline, in seconds (one takes a few on two cores).
 CRAWL_TIMEOUT = 180
+# The most a crawl of the test site may log (issue 39: a crawl of 2,773 pages logged 131.6 MB, every
+# drop at WARNING with the item's whole HTML).
+MAX_LOG_BYTES = 1_000_000
+# What HTML looks like in a log.
+HTML_MARKS = ("<html", "<div", "<p>", "<p ", "</p>", "<body", "<a href")
 
 
 class Site:
@@ -190,10 +195,15 @@ class Server(loopback.Servers):
 
 
 def crawl(base: str, out: Path, concurrency: int, *, action: Optional[str] = None,
-          middleware: Optional[int] = None) -> dict:
+          middleware: Optional[int] = None, skip_urls: Optional[list[str]] = None, log: bool = False) -> dict:
     """Runs one crawl in a fresh Python process (see `_crawl_main`) and returns what it recorded:
-    with the pipeline, or with the downloader middleware at this number."""
+    with the pipeline, or with the downloader middleware at this number (and WEBDUP_SKIP_URLS).
+    With `log`, Scrapy logs at INFO to ``crawl.log`` (as a crawl run in production), and every
+    record of DEBUG and above goes to ``debug.log`` but Scrapy's "Scraped from" of each kept item,
+    which carries the item by design."""
     config = {
+        "log": log,
+        "skip_urls": skip_urls,
         "start": base + "/",
         "out": str(out / "result.json"),
         "index": str(out / "crawl.db"),
@@ -259,6 +269,20 @@ def _crawl_main(config_path: str) -> None:
         settings["ITEM_PIPELINES"] = {"webdup.scrapy.WebdupPipeline": 300}
     if config["action"]:
         settings["WEBDUP_ACTION"] = config["action"]
+    if config["skip_urls"] is not None:
+        settings["WEBDUP_SKIP_URLS"] = config["skip_urls"]
+    if config["log"]:
+        import logging
+
+        from scrapy.logformatter import SCRAPEDMSG
+
+        settings["LOG_LEVEL"] = "INFO"
+        settings["LOG_FILE"] = str(Path(config["out"]).parent / "crawl.log")
+        debug = logging.FileHandler(Path(config["out"]).parent / "debug.log", encoding="utf-8")
+        debug.setLevel(logging.DEBUG)
+        debug.setFormatter(logging.Formatter("%(asctime)s [%(name)s] %(levelname)s: %(message)s"))
+        debug.addFilter(lambda record: record.msg != SCRAPEDMSG)
+        logging.getLogger().addHandler(debug)
 
     def scraped(item: Any, response: Any, spider: Any) -> None:
         kept.append(dict(item))
@@ -454,7 +478,8 @@ class ScrapyCrawlTest(unittest.TestCase):
         counts = {}
         for concurrency in (1, 16):
             with self.subTest(concurrency=concurrency):
-                result = self.crawl(concurrency, f"drop-{concurrency}")
+                # One of the two crawls logs as a production crawl would (INFO), to see what reaches its log.
+                result = self.crawl(concurrency, f"drop-{concurrency}", log=concurrency == 16)
                 kept = [i["url"] for i in result["kept"]]
                 reasons = {d["url"]: d["reason"] for d in result["dropped"]}
                 self.assertEqual(len(reasons), len(result["dropped"]))
@@ -462,12 +487,54 @@ class ScrapyCrawlTest(unittest.TestCase):
                 stats = result["stats"]
                 self.assertEqual(stats.get("webdup/new"), len(kept))
                 self.assertEqual(stats.get("webdup/duplicate"), len(reasons))
+                by_kind = {k: stats.get(f"webdup/duplicate/{k}", 0) for k in ("identical", "same-text", "near")}
+                self.assertEqual(sum(by_kind.values()), len(reasons), stats)
+                self.assertEqual(by_kind["identical"], sum("(identical" in r for r in reasons.values()))
+                if concurrency == 16:
+                    self.assert_quiet_log(Path(self.dir.name) / f"drop-{concurrency}", kept, reasons, by_kind)
                 counts[concurrency] = (self.per_cluster(kept), self.per_cluster(list(reasons)))
         if len(counts) == 2:
             # The clusters whose pages all reach the threshold end alike at 1 and 16.
             steady = [c for c in self.site.members() if self.all_pairs_above_threshold(c)]
             self.assertEqual({c: counts[1][0][c] for c in steady}, {c: counts[16][0][c] for c in steady},
                              "the same counts per cluster at 1 and 16 concurrent requests")
+
+    def page_texts(self) -> list[str]:
+        """A run of each page's own words (60 characters of its main text, from its middle)."""
+        import webdup
+
+        out = []
+        for path, file in sorted(self.site.files.items()):
+            text = " ".join(webdup.extract(file.read_text(encoding="utf-8"))["text"].split())
+            if len(text) >= 60:
+                mid = len(text) // 2
+                out.append(text[mid - 30:mid + 30])
+        return out
+
+    def assert_quiet_log(self, out: Path, kept: list[str], reasons: dict[str, str], by_kind: dict[str, int]) -> None:
+        """The crawl's log (INFO) under MAX_LOG_BYTES, with no HTML nor any page's text, and one summary line
+        whose counts are the crawl's; its DEBUG log (but Scrapy's "Scraped from" records) with no HTML nor
+        page text either, and one line per drop naming the page and what it duplicates."""
+        log = (out / "crawl.log").read_text(encoding="utf-8")
+        debug = (out / "debug.log").read_text(encoding="utf-8")
+        self.assertLess(len(log.encode()), MAX_LOG_BYTES)
+        texts = self.page_texts()
+        self.assertGreater(len(texts), len(self.site.files) // 2)
+        for name, text in (("crawl.log", log), ("debug.log", debug)):
+            # Not assertNotIn: its message would be the whole log.
+            html = [mark for mark in HTML_MARKS if mark in text]
+            self.assertEqual(html, [], f"HTML in {name}, first at: {text[text.find(html[0]) - 300:][:600] if html else ''}")
+            leaked = [t for t in texts if t in text]
+            self.assertEqual(leaked, [], f"pages' text in {name}")
+        summary = [line for line in log.splitlines() if "webdup: " in line and "items kept" in line]
+        self.assertEqual(len(summary), 1, log[-3000:])
+        parts = [f"{k} {n}" for k, n in by_kind.items() if n]
+        self.assertIn(f"{len(kept)} items kept, {len(reasons)} dropped ({', '.join(parts)})", summary[0])
+        self.assertIn("INFO", summary[0])
+        drops = [line for line in debug.splitlines() if "webdup dropped " in line]
+        self.assertEqual(len(drops), len(reasons))
+        for url, reason in reasons.items():
+            self.assertIn(f"DEBUG: webdup dropped {url}: {reason}", debug)
 
     def test_tag_keeps_every_item_and_says_what_it_duplicates(self) -> None:
         result = self.crawl(16, "tag", action="tag")
@@ -483,11 +550,11 @@ class ScrapyCrawlTest(unittest.TestCase):
         self.assert_one_kept_per_cluster(new, list(duplicates), duplicates)
 
     def test_the_downloader_middleware_keeps_duplicates_from_the_spider(self) -> None:
-        result = self.crawl(16, "middleware", middleware=570)
+        # The home and section listings are navigation: let through, not recorded.
+        result = self.crawl(16, "middleware", middleware=570, skip_urls=[r"^http://[^/]+/(section/[^/]*)?$"])
         parsed = result["parsed"]
         articles = [u for u in parsed if ARTICLE.match(urlsplit(u).path)]
         navigation = sorted(urlsplit(u).path for u in parsed if not ARTICLE.match(urlsplit(u).path))
-        # Navigation pages are checked too, and none looks like another: all are parsed.
         self.assertEqual(navigation, sorted(["/"] + [f"/section/{k + 1}.html" for k in range(len(self.site.sections))]))
         self.assertEqual([i["url"] for i in result["kept"]], articles, "the spider made an item of each page it saw")
         ignored = {i["url"]: i["reason"] for i in result["ignored"]}
@@ -496,8 +563,29 @@ class ScrapyCrawlTest(unittest.TestCase):
         self.assert_one_kept_per_cluster(articles, list(ignored), ignored)
         stats = result["stats"]
         self.assertEqual(stats.get("webdup/ignored"), len(ignored))
-        self.assertEqual(stats.get("webdup/new"), len(parsed))
+        self.assertEqual(stats.get("webdup/new"), len(articles))
+        self.assertEqual(stats.get("webdup/skipped/navigation"), len(navigation))
         self.assertNotIn("webdup/unchecked_encoded", stats)
+        # The index holds the articles the middleware checked, none of the navigation pages.
+        recorded = self.recorded(Path(self.dir.name) / "middleware")
+        self.assertEqual(sorted(recorded), sorted(articles + list(ignored)))
+
+    def test_without_skip_urls_the_middleware_records_navigation_pages(self) -> None:
+        # What WEBDUP_SKIP_URLS changes: without it, every listing is checked and recorded.
+        result = self.crawl(16, "middleware-all", middleware=570)
+        navigation = [u for u in result["parsed"] if not ARTICLE.match(urlsplit(u).path)]
+        self.assertEqual(len(navigation), len(self.site.sections) + 1)
+        recorded = self.recorded(Path(self.dir.name) / "middleware-all")
+        self.assertEqual(sorted(u for u in recorded if not ARTICLE.match(urlsplit(u).path)), sorted(navigation))
+        self.assertNotIn("webdup/skipped/navigation", result["stats"])
+
+    @staticmethod
+    def recorded(out: Path) -> list[str]:
+        """The URLs the crawl's index holds."""
+        import sqlite3
+
+        with sqlite3.connect(f"file:{out / 'crawl.db'}?mode=ro", uri=True) as db:
+            return [row[0] for row in db.execute("SELECT url FROM pages")]
 
     def test_a_middleware_before_decompression_checks_nothing_and_says_so(self) -> None:
         # Above HttpCompressionMiddleware (590) a response's body is still gzip (the server

@@ -42,6 +42,8 @@ class CheckResult:
     template: Optional[str]
     """"learned" or "not yet learned": whether the page's site template was learned when it was checked
     (until it is, two pages of the site are matched conservatively); None when the index suppresses none."""
+    template_only: bool
+    """The page has no text of its own beyond its site's template as the index learned it (never seen on that text)."""
     @property
     def seen(self) -> bool: ...
     @property
@@ -113,6 +115,7 @@ class Index:
         canonical: Optional[str] = None,
         title: Optional[str] = None,
         crawl: Optional[str] = None,
+        skip_template_only: bool = False,
     ) -> CheckResult: ...
     @overload
     def check_batch(self, pages: list[PageDict]) -> list[CheckResult]: ...

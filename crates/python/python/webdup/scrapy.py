@@ -29,6 +29,20 @@ unchecked, with a warning.
 Use one of the two per index: both record every page they see, so a page
 checked by the middleware would be seen again by the pipeline.
 
+The middleware lets through, unchecked and unrecorded, responses whose URL
+matches one of ``WEBDUP_SKIP_URLS`` (navigation: home, section and tag
+listings) and pages with no text of their own beyond their site's
+template as the index learned it: the index then learns each site's
+template from its content pages alone.
+
+Logging: each drop (ignored response) is logged at DEBUG with its URL and
+what it duplicates, never the item; Scrapy's own drop message, which
+carries the whole item, is logged below DEBUG (``DropItem``'s
+``log_level``), so not at any usual ``LOG_LEVEL``. When the spider closes,
+one INFO line sums up what was kept and dropped, by reason; the same counts
+are in the crawl stats (``webdup/new``, ``webdup/duplicate``,
+``webdup/duplicate/<kind>``, ``webdup/skipped/<why>``).
+
 Settings:
 
 - ``WEBDUP_INDEX``: the index file (created if missing). Required.
@@ -37,6 +51,9 @@ Settings:
 - ``WEBDUP_ACTION``: ``drop`` (default) or ``tag``.
 - ``WEBDUP_CRAWL``: the crawl pages are recorded in (default: the spider's
   name).
+- ``WEBDUP_SKIP_URLS``: regular expressions (a list, or one string); the
+  middleware lets a response whose URL one matches (``re.search``) through
+  unchecked and unrecorded.
 - ``WEBDUP_URL_FIELD``, ``WEBDUP_HTML_FIELD``, ``WEBDUP_TEXT_FIELD``,
   ``WEBDUP_TAG_FIELD``: item field names (``url``, ``html``, ``text``,
   ``webdup``).
@@ -47,7 +64,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import threading
+from collections import Counter
 from typing import Any, Callable, Optional, TypeVar
 
 from itemadapter import ItemAdapter
@@ -59,6 +78,10 @@ from twisted.internet.threads import deferToThread
 from . import CheckResult, Index
 
 ACTIONS = ("drop", "tag")
+# The level Scrapy logs its own drop message at, with the whole item in it:
+# below DEBUG, so no usual LOG_LEVEL shows it (webdup logs the drop at DEBUG
+# with the URL and the match only).
+ITEM_LOG_LEVEL = 5
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -124,6 +147,31 @@ def _reason(result: CheckResult) -> str:
     return f"near duplicate of {best.url} (Jaccard {best.jaccard:.3f}){learning}"
 
 
+KINDS = ("identical", "same-text", "near")
+
+
+class _Tally:
+    """What a pipeline or middleware did in a crawl: counted in the crawl stats
+    as it goes, and summed up in one INFO line when the spider closes."""
+
+    def __init__(self, stats: Any) -> None:
+        self.stats = stats
+        self.counts: Counter[str] = Counter()
+
+    def add(self, key: str) -> None:
+        self.counts[key] += 1
+        if self.stats is not None:
+            self.stats.inc_value(f"webdup/{key}")
+
+    def duplicate(self, result: CheckResult) -> None:
+        self.add("duplicate")
+        self.add(f"duplicate/{result.kind}")
+
+    def by_kind(self, prefix: str, names: tuple[str, ...]) -> str:
+        parts = [f"{name} {self.counts[f'{prefix}/{name}']}" for name in names if self.counts[f"{prefix}/{name}"]]
+        return f" ({', '.join(parts)})" if parts else ""
+
+
 class WebdupPipeline:
     """Drops (or tags) items whose page the index has seen."""
 
@@ -143,7 +191,7 @@ class WebdupPipeline:
         self.action = action
         self.crawl = crawl
         self.url_field, self.html_field, self.text_field, self.tag_field = url_field, html_field, text_field, tag_field
-        self.stats: Any = None
+        self.tally = _Tally(None)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebdupPipeline":
@@ -157,13 +205,28 @@ class WebdupPipeline:
             text_field=s.get("WEBDUP_TEXT_FIELD", "text"),
             tag_field=s.get("WEBDUP_TAG_FIELD", "webdup"),
         )
-        pipeline.stats = crawler.stats
+        pipeline.tally = _Tally(crawler.stats)
         crawler.signals.connect(pipeline.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
 
     def spider_opened(self, spider: Any) -> None:
         if self.crawl is None:
             self.crawl = spider.name
+
+    def spider_closed(self, spider: Any) -> None:
+        logger.info("webdup: %s", self.summary())
+
+    def summary(self) -> str:
+        """The crawl's counts in one line: items kept and dropped (tagged), by kind of match."""
+        counts = self.tally.counts
+        duplicates = counts["duplicate"]
+        done = "dropped" if self.action == "drop" else "tagged as duplicates"
+        kept = counts["new"] + counts["not_a_page"] + (duplicates if self.action == "tag" else 0)
+        line = f"{kept} items kept, {duplicates} {done}{self.tally.by_kind('duplicate', KINDS)}"
+        if counts["not_a_page"]:
+            line += f"; {counts['not_a_page']} items without a page (no url, or no html or text) passed unchecked"
+        return f"{line}; index {self.index.path}"
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         # A coroutine: Scrapy 2.14 and later deprecate a Deferred returned here.
@@ -173,6 +236,7 @@ class WebdupPipeline:
         text = None if html is not None else adapter.get(self.text_field)
         if not url or (html is None and text is None):
             # Not a page: nothing to check.
+            self.tally.add("not_a_page")
             return item
         # Off the reactor thread: extraction and SQLite release the GIL, so
         # pages are checked in parallel, and check_and_insert keeps that safe.
@@ -180,10 +244,14 @@ class WebdupPipeline:
         return self._decide(result, item, adapter)
 
     def _decide(self, result: CheckResult, item: Any, adapter: ItemAdapter) -> Any:
-        if self.stats is not None:
-            self.stats.inc_value("webdup/new" if result.new else "webdup/duplicate")
+        if result.new:
+            self.tally.add("new")
+        else:
+            self.tally.duplicate(result)
         if result.seen and self.action == "drop":
-            raise DropItem(_reason(result))
+            reason = _reason(result)
+            logger.debug("webdup dropped %s: %s", result.url, reason)
+            raise DropItem(reason, log_level=ITEM_LOG_LEVEL)
         if self.action == "tag":
             adapter[self.tag_field] = describe(result)
         return item
@@ -192,23 +260,39 @@ class WebdupPipeline:
 class WebdupDownloaderMiddleware:
     """Ignores responses whose content the index has seen, before parsing."""
 
-    def __init__(self, index: Index, crawl: Optional[str] = None) -> None:
+    def __init__(self, index: Index, crawl: Optional[str] = None, skip_urls: Any = ()) -> None:
         self.index = index
         self.crawl = crawl
-        self.stats: Any = None
+        self.skip_urls = _patterns(skip_urls)
+        self.tally = _Tally(None)
         self._warned_encoded = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WebdupDownloaderMiddleware":
         s = crawler.settings
-        middleware = cls(_index(s), crawl=s.get("WEBDUP_CRAWL"))
-        middleware.stats = crawler.stats
+        middleware = cls(_index(s), crawl=s.get("WEBDUP_CRAWL"), skip_urls=s.get("WEBDUP_SKIP_URLS") or ())
+        middleware.tally = _Tally(crawler.stats)
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
     def spider_opened(self, spider: Any) -> None:
         if self.crawl is None:
             self.crawl = spider.name
+
+    def spider_closed(self, spider: Any) -> None:
+        logger.info("webdup: %s", self.summary())
+
+    def summary(self) -> str:
+        """The crawl's counts in one line: responses passed and ignored, by kind of match, and skipped."""
+        counts = self.tally.counts
+        line = (f"{counts['new']} responses passed, {counts['ignored']} ignored as duplicates"
+                f"{self.tally.by_kind('duplicate', KINDS)}")
+        skipped = counts["skipped/navigation"] + counts["skipped/template_only"]
+        if skipped:
+            line += (f", {skipped} passed unrecorded"
+                     f"{self.tally.by_kind('skipped', ('navigation', 'template_only'))}")
+        return f"{line}; index {self.index.path}"
 
     def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
         if not isinstance(response, TextResponse) or response.status != 200:
@@ -225,15 +309,30 @@ class WebdupDownloaderMiddleware:
                     "unchecked: give it a number below 580 in DOWNLOADER_MIDDLEWARES",
                     response.url,
                 )
-            if self.stats is not None:
-                self.stats.inc_value("webdup/unchecked_encoded")
+            self.tally.add("unchecked_encoded")
             return response
-        result = self.index.check_and_insert(response.url, html=response.text, status=response.status, crawl=self.crawl)
+        if any(p.search(response.url) for p in self.skip_urls):
+            self.tally.add("skipped/navigation")
+            return response
+        result = self.index.check_and_insert(response.url, html=response.text, status=response.status,
+                                             crawl=self.crawl, skip_template_only=True)
         request.meta["webdup"] = describe(result)
         if result.seen:
-            if self.stats is not None:
-                self.stats.inc_value("webdup/ignored")
+            self.tally.add("ignored")
+            self.tally.duplicate(result)
             raise IgnoreRequest(f"{response.url}: {_reason(result)}")
-        if self.stats is not None:
-            self.stats.inc_value("webdup/new")
+        self.tally.add("skipped/template_only" if result.id is None else "new")
         return response
+
+
+def _patterns(value: Any) -> list[re.Pattern[str]]:
+    """WEBDUP_SKIP_URLS as compiled patterns: one string or a list; a bad pattern is named."""
+    if isinstance(value, str):
+        value = [value]
+    out = []
+    for p in value:
+        try:
+            out.append(re.compile(p))
+        except re.error as e:
+            raise NotConfigured(f"WEBDUP_SKIP_URLS: {p!r} is not a regular expression: {e}") from e
+    return out

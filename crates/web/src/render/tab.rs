@@ -73,7 +73,8 @@ pub(crate) async fn render(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let result = render_in(browser, &context, url, html, deadline, max_bytes, fetch).await;
+    let page = Page { url, html, deadline, budget, max_bytes };
+    let result = render_in(browser, &context, &page, fetch).await;
     // Disposing of the context closes its tab, even one whose scripts never
     // stop; a browser that cannot do even that is replaced.
     let disposed = browser
@@ -89,15 +90,16 @@ pub(crate) async fn render(
     }
 }
 
-async fn render_in(
-    browser: &Arc<Browser>,
-    context: &str,
-    url: &Url,
-    html: &str,
+/// A page to render and its limits.
+struct Page<'a> {
+    url: &'a Url,
+    html: &'a str,
     deadline: Instant,
+    budget: Duration,
     max_bytes: u64,
-    fetch: SubFetch,
-) -> Result<String, TabFailure> {
+}
+
+async fn render_in(browser: &Arc<Browser>, context: &str, page: &Page<'_>, fetch: SubFetch) -> Result<String, TabFailure> {
     browser
         .call_within(
             COMMAND,
@@ -124,23 +126,20 @@ async fn render_in(
         .unwrap_or_default()
         .to_string();
     let mut events = browser.subscribe(&session);
-    let result = drive(browser, &session, &target, &mut events, url, html, deadline, max_bytes, fetch).await;
+    let result = drive(browser, &session, &target, &mut events, page, fetch).await;
     browser.unsubscribe(&session);
     result
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn drive(
     browser: &Arc<Browser>,
     session: &str,
     target: &str,
     events: &mut tokio::sync::mpsc::UnboundedReceiver<Value>,
-    url: &Url,
-    html: &str,
-    deadline: Instant,
-    max_bytes: u64,
+    page: &Page<'_>,
     fetch: SubFetch,
 ) -> Result<String, TabFailure> {
+    let Page { url, html, deadline, .. } = *page;
     let s = Some(session);
     for (method, params) in [
         ("Page.enable", json!({})),
@@ -183,7 +182,8 @@ async fn drive(
                             if served {
                                 let _ = fail(browser, session, &id, "Aborted").await;
                                 return Err(TabFailure::new(format!(
-                                    "the page's script navigates to {request_url} (not followed)"
+                                    "the page's script opens {request_url} in its place (a navigation or a \
+                                     download; not followed)"
                                 )));
                             }
                             served = true;
@@ -248,12 +248,13 @@ async fn drive(
         }
     }
     in_flight.abort_all();
-    read_dom(browser, session, deadline, max_bytes).await
+    read_dom(browser, session, page).await
 }
 
 /// Reads the DOM's HTML, refusing one larger than `max_bytes` before it
 /// crosses the pipe. A page whose scripts never stop never answers.
-async fn read_dom(browser: &Browser, session: &str, deadline: Instant, max_bytes: u64) -> Result<String, TabFailure> {
+async fn read_dom(browser: &Browser, session: &str, page: &Page<'_>) -> Result<String, TabFailure> {
+    let Page { deadline, budget, max_bytes, .. } = *page;
     let limit = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(200));
     let expression = format!(
         "(() => {{ const h = document.documentElement ? document.documentElement.outerHTML : ''; \
@@ -270,8 +271,8 @@ async fn read_dom(browser: &Browser, session: &str, deadline: Instant, max_bytes
     let reply = match reply {
         Err(CdpError::Timeout) => {
             return Err(TabFailure::new(format!(
-                "the page's scripts did not stop within the {:.1} s budget (--render-timeout)",
-                limit.as_secs_f64() + (deadline.saturating_duration_since(Instant::now())).as_secs_f64()
+                "the page's scripts did not stop within its {:.1} s budget (--render-timeout)",
+                budget.as_secs_f64()
             )));
         }
         r => r?,

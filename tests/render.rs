@@ -52,12 +52,70 @@ macro_rules! need_chromium {
 /// share nothing unless the test makes them.
 fn words(seed: u64, n: usize) -> Vec<String> {
     const VOCAB: &[&str] = &[
-        "harbour", "ferry", "island", "winter", "timetable", "bicycle", "market", "lighthouse", "keeper", "lamp",
-        "channel", "storm", "coast", "village", "baker", "bread", "oven", "flour", "morning", "river", "bridge",
-        "council", "school", "garden", "orchard", "apple", "pear", "cider", "festival", "music", "choir", "church",
-        "bell", "tower", "clock", "station", "train", "platform", "ticket", "museum", "painting", "gallery",
-        "library", "book", "reader", "poem", "author", "meadow", "sheep", "shepherd", "hill", "valley", "stream",
-        "mill", "wheel", "stone", "wall", "castle", "knight", "horse", "saddle", "road", "inn", "traveller",
+        "harbour",
+        "ferry",
+        "island",
+        "winter",
+        "timetable",
+        "bicycle",
+        "market",
+        "lighthouse",
+        "keeper",
+        "lamp",
+        "channel",
+        "storm",
+        "coast",
+        "village",
+        "baker",
+        "bread",
+        "oven",
+        "flour",
+        "morning",
+        "river",
+        "bridge",
+        "council",
+        "school",
+        "garden",
+        "orchard",
+        "apple",
+        "pear",
+        "cider",
+        "festival",
+        "music",
+        "choir",
+        "church",
+        "bell",
+        "tower",
+        "clock",
+        "station",
+        "train",
+        "platform",
+        "ticket",
+        "museum",
+        "painting",
+        "gallery",
+        "library",
+        "book",
+        "reader",
+        "poem",
+        "author",
+        "meadow",
+        "sheep",
+        "shepherd",
+        "hill",
+        "valley",
+        "stream",
+        "mill",
+        "wheel",
+        "stone",
+        "wall",
+        "castle",
+        "knight",
+        "horse",
+        "saddle",
+        "road",
+        "inn",
+        "traveller",
     ];
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
@@ -162,9 +220,8 @@ fn webdup(args: &[&str], list: &[String]) -> Output {
 }
 
 fn report(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!("no JSON report ({e}); stderr: {}", String::from_utf8_lossy(&o.stderr))
-    })
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr: {}", String::from_utf8_lossy(&o.stderr)))
 }
 
 /// Clusters as sets of article names.
@@ -174,7 +231,12 @@ fn clusters(v: &Value) -> BTreeSet<BTreeSet<String>> {
         .unwrap()
         .iter()
         .map(|c| {
-            c["members"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string()).collect()
+            c["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+                .collect()
         })
         .collect()
 }
@@ -186,7 +248,14 @@ fn rendered(v: &Value) -> BTreeSet<String> {
         .map(|f| {
             f.iter()
                 .filter(|r| r["rendered"] == Value::Bool(true))
-                .map(|r| r["id"].as_str().unwrap().split_once("/csr/").or(r["id"].as_str().unwrap().split_once("/ssr/")).map_or(String::new(), |(_, n)| n.to_string()))
+                .map(|r| {
+                    r["id"]
+                        .as_str()
+                        .unwrap()
+                        .split_once("/csr/")
+                        .or(r["id"].as_str().unwrap().split_once("/ssr/"))
+                        .map_or(String::new(), |(_, n)| n.to_string())
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -230,10 +299,8 @@ fn render_auto_renders_only_the_shells() {
     let names: Vec<String> = articles().into_keys().collect();
     // Every other article client-rendered.
     let shells: BTreeSet<String> = names.iter().step_by(2).cloned().collect();
-    let list: Vec<String> = names
-        .iter()
-        .map(|n| site.url(&format!("/{}/{n}", if shells.contains(n) { "csr" } else { "ssr" })))
-        .collect();
+    let list: Vec<String> =
+        names.iter().map(|n| site.url(&format!("/{}/{n}", if shells.contains(n) { "csr" } else { "ssr" }))).collect();
     let out = webdup(&["--render", "auto"], &list);
     let v = report(&out);
     assert_eq!(rendered(&v), shells, "stderr: {}", String::from_utf8_lossy(&out.stderr));
@@ -250,7 +317,8 @@ fn hostile_pages_fail_alone_within_the_budget() {
     let (ferry_title, ferry) = articles()["ferry"].clone();
     let (mill_title, mill) = articles()["mill"].clone();
     let with = move |script: &str| -> Reply {
-        let page = shell(&ferry_title, &ferry).replace("<script src=\"/app.js\">", &format!("<script>{script}</script><script src=\"/app.js\">"));
+        let page = shell(&ferry_title, &ferry)
+            .replace("<script src=\"/app.js\">", &format!("<script>{script}</script><script src=\"/app.js\">"));
         Reply::html(page)
     };
     let good = Reply::html(shell(&mill_title, &mill));
@@ -267,7 +335,9 @@ fn hostile_pages_fail_alone_within_the_budget() {
             "/bad/huge" => with(
                 "const d = document.createElement('div'); d.style.display = 'none'; d.textContent = 'x '.repeat(3000000); document.body.appendChild(d);",
             ),
-            "/bad/private" => with("fetch('http://10.0.0.1/secret').catch(() => {}); fetch('http://127.0.0.1:9/x').catch(() => {});"),
+            "/bad/private" => {
+                with("fetch('http://10.0.0.1/secret').catch(() => {}); fetch('http://127.0.0.1:9/x').catch(() => {});")
+            }
             "/good/1" | "/good/2" => good.clone(),
             _ => return None,
         })
@@ -285,7 +355,12 @@ fn hostile_pages_fail_alone_within_the_budget() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string(), e["message"].as_str().unwrap().to_string()))
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string(),
+                e["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let kept: BTreeSet<String> = rendered(&v);
     let get = |k: &str| errors.get(k).cloned().unwrap_or_default();
@@ -295,7 +370,13 @@ fn hostile_pages_fail_alone_within_the_budget() {
     assert!(get("download").contains("opens") && get("download").contains("/file.bin"), "{errors:?}");
     assert!(get("huge").contains("over the 2000000 byte limit"), "{errors:?}");
     for k in ["loop", "away", "download", "huge"] {
-        assert!(v["errors"].as_array().unwrap().iter().any(|e| e["id"].as_str().unwrap().ends_with(k) && e["kind"] == "render"));
+        assert!(
+            v["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["id"].as_str().unwrap().ends_with(k) && e["kind"] == "render")
+        );
     }
     // A dialog is dismissed, a new window closed, a request to an
     // internal address refused: the page itself renders.
@@ -351,7 +432,19 @@ fn a_killed_chromium_fails_only_its_page() {
     let urls = dir.path().join("urls.txt");
     std::fs::write(&urls, list.join("\n")).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_webdup"))
-        .args(["cluster", "--format", "json", "--delay", "0", "--concurrency", "1", "--render", "on", "--render-tabs", "1"])
+        .args([
+            "cluster",
+            "--format",
+            "json",
+            "--delay",
+            "0",
+            "--concurrency",
+            "1",
+            "--render",
+            "on",
+            "--render-tabs",
+            "1",
+        ])
         .arg(&urls)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -379,11 +472,10 @@ fn kill_children(parent: u32) {
         };
         // pid (comm) state ppid ...: comm may hold spaces, so read after ")".
         let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            if let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() {
-                // SAFETY: kill has no memory preconditions.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+        let pid = entry.file_name().to_string_lossy().parse::<i32>();
+        if let (Some(true), Ok(pid)) = (ppid.map(|p| p == parent), pid) {
+            // SAFETY: kill has no memory preconditions.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }

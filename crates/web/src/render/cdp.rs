@@ -159,15 +159,22 @@ impl Browser {
                 .spawn(move || read_messages(input, &routes, &alive, &writer, &next_id))
                 .map_err(|e| e.to_string())?;
         }
-        let browser =
-            Arc::new(Browser { child: Mutex::new(child), writer, next_id, routes, alive, _profile: profile });
+        let browser = Arc::new(Browser { child: Mutex::new(child), writer, next_id, routes, alive, _profile: profile });
         if let Err(e) = browser.call_within(startup, None, "Browser.getVersion", json!({})).await {
             let log = std::fs::read_to_string(browser._profile.path().join("stderr.log")).unwrap_or_default();
-            let tail: String = log.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
-            return Err(format!("{} did not start ({e}){}", path.display(), if tail.is_empty() { String::new() } else { format!(": {tail}") }));
+            let tail: String =
+                log.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
+            return Err(format!(
+                "{} did not start ({e}){}",
+                path.display(),
+                if tail.is_empty() { String::new() } else { format!(": {tail}") }
+            ));
         }
         // New windows a page opens are reported here, to be closed.
-        browser.call_within(startup, None, "Target.setDiscoverTargets", json!({"discover": true})).await.map_err(|e| e.to_string())?;
+        browser
+            .call_within(startup, None, "Target.setDiscoverTargets", json!({"discover": true}))
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(browser)
     }
 
@@ -298,10 +305,9 @@ fn read_messages(
         // is closed at once, its requests never reach the fetcher.
         if message.get("method").and_then(Value::as_str) == Some("Target.targetCreated") {
             let info = &message["params"]["targetInfo"];
-            if info.get("openerId").and_then(Value::as_str).is_some_and(|o| !o.is_empty()) {
-                if let Some(target) = info.get("targetId").and_then(Value::as_str) {
-                    send_unanswered(writer, next_id, "Target.closeTarget", json!({"targetId": target}));
-                }
+            let opened = info.get("openerId").and_then(Value::as_str).is_some_and(|o| !o.is_empty());
+            if let (true, Some(target)) = (opened, info.get("targetId").and_then(Value::as_str)) {
+                send_unanswered(writer, next_id, "Target.closeTarget", json!({"targetId": target}));
             }
         }
     }

@@ -126,10 +126,12 @@ mod tests {
 
     #[test]
     fn a_missing_chromium_is_named_with_how_to_install() {
-        let c = RenderConfig { mode: RenderMode::On, chromium: Some("/nonexistent/chromium".into()), ..Default::default() };
+        let c =
+            RenderConfig { mode: RenderMode::On, chromium: Some("/nonexistent/chromium".into()), ..Default::default() };
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("/nonexistent/chromium"), "{e}");
-        let c = RenderConfig { mode: RenderMode::On, chromium: Some("no-such-browser-xyz".into()), ..Default::default() };
+        let c =
+            RenderConfig { mode: RenderMode::On, chromium: Some("no-such-browser-xyz".into()), ..Default::default() };
         assert!(c.validate().unwrap_err().to_string().contains("not on PATH"));
         // Off needs no browser at all.
         let c = RenderConfig { chromium: Some("/nonexistent".into()), ..Default::default() };

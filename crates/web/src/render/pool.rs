@@ -51,7 +51,13 @@ impl Renderer {
 
     /// Renders `html` served as `url`; the error is a sentence for the
     /// page's record.
-    pub(crate) async fn render(&self, url: &Url, html: &str, max_bytes: u64, fetch: SubFetch) -> Result<String, String> {
+    pub(crate) async fn render(
+        &self,
+        url: &Url,
+        html: &str,
+        max_bytes: u64,
+        fetch: SubFetch,
+    ) -> Result<String, String> {
         let _tab = self.tabs.acquire().await.map_err(|e| e.to_string())?;
         let browser = self.browser().await?;
         match tab::render(&browser, url, html, self.config.timeout, max_bytes, fetch).await {

@@ -77,9 +77,8 @@ pub(crate) async fn render(
     let result = render_in(browser, &context, &page, fetch).await;
     // Disposing of the context closes its tab, even one whose scripts never
     // stop; a browser that cannot do even that is replaced.
-    let disposed = browser
-        .call_within(COMMAND, None, "Target.disposeBrowserContext", json!({"browserContextId": context}))
-        .await;
+    let disposed =
+        browser.call_within(COMMAND, None, "Target.disposeBrowserContext", json!({"browserContextId": context})).await;
     match (result, disposed) {
         (Ok(html), _) => Ok(html),
         (Err(mut e), Err(CdpError::Timeout)) => {
@@ -99,7 +98,12 @@ struct Page<'a> {
     max_bytes: u64,
 }
 
-async fn render_in(browser: &Arc<Browser>, context: &str, page: &Page<'_>, fetch: SubFetch) -> Result<String, TabFailure> {
+async fn render_in(
+    browser: &Arc<Browser>,
+    context: &str,
+    page: &Page<'_>,
+    fetch: SubFetch,
+) -> Result<String, TabFailure> {
     browser
         .call_within(
             COMMAND,
@@ -109,12 +113,7 @@ async fn render_in(browser: &Arc<Browser>, context: &str, page: &Page<'_>, fetch
         )
         .await?;
     let target = browser
-        .call_within(
-            COMMAND,
-            None,
-            "Target.createTarget",
-            json!({"url": "about:blank", "browserContextId": context}),
-        )
+        .call_within(COMMAND, None, "Target.createTarget", json!({"url": "about:blank", "browserContextId": context}))
         .await?["targetId"]
         .as_str()
         .unwrap_or_default()
@@ -212,10 +211,10 @@ async fn drive(
                             }
                         }
                     }
-                    "Page.lifecycleEvent" if params["frameId"].as_str() == Some(target) => {
-                        if params["name"].as_str() == Some("load") {
-                            loaded = true;
-                        }
+                    "Page.lifecycleEvent"
+                        if params["frameId"].as_str() == Some(target) && params["name"].as_str() == Some("load") =>
+                    {
+                        loaded = true;
                     }
                     "Page.loadEventFired" => loaded = true,
                     "Page.javascriptDialogOpening" => {
@@ -261,12 +260,7 @@ async fn read_dom(browser: &Browser, session: &str, page: &Page<'_>) -> Result<S
          return h.length > {max_bytes} ? {{too_large: h.length}} : {{html: h}}; }})()"
     );
     let reply = browser
-        .call_within(
-            limit,
-            Some(session),
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true}),
-        )
+        .call_within(limit, Some(session), "Runtime.evaluate", json!({"expression": expression, "returnByValue": true}))
         .await;
     let reply = match reply {
         Err(CdpError::Timeout) => {
@@ -348,7 +342,8 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc_4648() {
-        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("foobar", "Zm9vYmFy")];
+        let cases =
+            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("foobar", "Zm9vYmFy")];
         for (plain, coded) in cases {
             assert_eq!(base64(plain.as_bytes()), coded);
         }

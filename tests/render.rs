@@ -500,3 +500,26 @@ fn a_missing_chromium_stops_the_run_before_any_fetch() {
     assert!(stderr.contains("apt install chromium") && stderr.contains("--chromium"), "{stderr}");
     assert!(site.served().is_empty());
 }
+
+/// `--follow` reads links from the rendered DOM: the start page's links
+/// are written by its script, so only a rendered crawl finds them.
+#[test]
+fn follow_reads_links_from_the_rendered_dom() {
+    need_chromium!();
+    let nav = "<!doctype html><html><body><div id=\"app\"></div><script>\
+        for (const n of ['ferry', 'mill']) { const a = document.createElement('a'); a.href = '/csr/' + n; \
+        a.textContent = n; document.getElementById('app').appendChild(a); }</script></body></html>";
+    let site = site(move |path| (path == "/start").then(|| Reply::html(nav)));
+    let crawl = |render: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_webdup"))
+            .args(["cluster", "--format", "json", "--delay", "0", "--follow", "--render", render])
+            .arg(site.url("/start"))
+            .output()
+            .unwrap();
+        let v = report(&out);
+        v["fetches"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect::<BTreeSet<_>>()
+    };
+    let fetched = crawl("on");
+    assert!(fetched.contains(&site.url("/csr/ferry")) && fetched.contains(&site.url("/csr/mill")), "{fetched:?}");
+    assert_eq!(crawl("off"), BTreeSet::from([site.url("/start")]));
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rendering benchmark: COUNT (default 200) client-rendered pages (an empty
 # <div id="root">, the article as inline JSON, /app.js writing it into the
-# DOM) served on 127.0.0.1 by python3's http.server, clustered by the
+# DOM) served on 127.0.0.1 by python3's threading HTTP server, clustered by the
 # release binary with `--render on` and the default pool (one tab per
 # core); beside it, the pre-rendered versions of the same pages fetched
 # without rendering. Prints pages/s for both.
@@ -46,7 +46,17 @@ with open(f"{root}/urls-csr.txt", "w") as csr, open(f"{root}/urls-ssr.txt", "w")
         csr.write(f"/csr/{i}.html\n"); ssr.write(f"/ssr/{i}.html\n")
 PY
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$WORK/site" > "$WORK/server.log" 2>&1 &
+# http.server's own listen queue (5) would refuse connections at 64 at once.
+python3 - "$PORT" "$WORK/site" > "$WORK/server.log" 2>&1 <<'PY' &
+import functools, http.server, sys
+class Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 1024
+    daemon_threads = True
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+handler = functools.partial(Quiet, directory=sys.argv[2])
+Server(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+PY
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/app.js" >/dev/null && break; sleep 0.1; done
@@ -69,8 +79,13 @@ r = json.load(open(sys.argv[1])); label = sys.argv[2]; secs = float(sys.argv[4])
 fetches = r.get("fetches", [])
 rendered = sum(1 for f in fetches if f.get("rendered"))
 ok = sum(1 for f in fetches if not f.get("error"))
+errors = {}
+for e in r.get("errors", []):
+    errors[e["message"][:60]] = errors.get(e["message"][:60], 0) + 1
 print(f"{label}: {len(fetches)} pages in {secs:.1f} s = {len(fetches)/secs:.1f} pages/s "
       f"({ok} fetched, {rendered} rendered, {len(r.get('errors', []))} errors)")
+for m, n in sorted(errors.items(), key=lambda x: -x[1])[:5]:
+    print(f"  {n} x {m}")
 PY
 }
 rate "plain fetch (pre-rendered pages)" "$WORK/ssr.txt"

@@ -12,6 +12,7 @@ use webdup::audit::html::ReportLayout;
 use webdup::engine::{FingerprintSettings, MatchSettings, Measure, Method};
 use webdup::extract::{CssSelector, ExtractConfig, ExtractorKind};
 use webdup::fetch::FetchConfig;
+use webdup::render::{RenderConfig, RenderMode};
 use webdup::report::{Format, RedirectFormat};
 use webdup::shingle::LanguageChoice;
 use webdup::sketch::SimHashWeighting;
@@ -707,6 +708,29 @@ pub struct FetchArgs {
     /// per site (robots.txt is still read and obeyed).
     #[arg(long, conflicts_with_all = ["delay", "per_host"])]
     pub own_site: bool,
+    /// Run pages' scripts in a headless Chromium and read the DOM they
+    /// leave: on (every page), auto (only pages that look like an empty
+    /// client-rendered shell) or off. See docs/render.md.
+    #[arg(help_heading = "Rendering", long, value_enum, default_value = "off", value_name = "WHEN")]
+    pub render: RenderArg,
+    /// Seconds a page may take to render, from opening its tab to reading its DOM.
+    #[arg(help_heading = "Rendering", long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub render_timeout: f64,
+    /// Pages rendered at once (tabs of one browser) [default: one per core].
+    #[arg(help_heading = "Rendering", long, value_name = "N")]
+    pub render_tabs: Option<usize>,
+    /// The Chromium or Chrome executable [default: chromium, chromium-browser,
+    /// google-chrome or google-chrome-stable on PATH].
+    #[arg(help_heading = "Rendering", long, env = "WEBDUP_CHROMIUM", value_name = "PATH")]
+    pub chromium: Option<PathBuf>,
+}
+
+/// `--render`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RenderArg {
+    Off,
+    On,
+    Auto,
 }
 
 /// Requests in flight per site with `--own-site`.
@@ -750,6 +774,16 @@ impl FetchArgs {
             keep_query: self.keep_query,
             cache_dir: self.cache.clone(),
             max_bytes,
+            render: RenderConfig {
+                mode: match self.render {
+                    RenderArg::Off => RenderMode::Off,
+                    RenderArg::On => RenderMode::On,
+                    RenderArg::Auto => RenderMode::Auto,
+                },
+                chromium: self.chromium.clone(),
+                timeout: seconds("render-timeout", self.render_timeout)?,
+                tabs: self.render_tabs.unwrap_or(0),
+            },
             ..FetchConfig::default()
         };
         Ok(config.validate()?)

@@ -17,7 +17,7 @@ use webdup::run::{Loaded, Run, RunConfig};
 use webdup::source::ReadLimits;
 use webdup::template::Templates;
 
-use crate::args::{CommonArgs, OutputArgs};
+use crate::args::{CommonArgs, OutputArgs, RenderArg};
 
 /// Exit code when the run completed but some inputs failed.
 pub const EXIT_SOME_FAILED: u8 = 1;
@@ -48,7 +48,37 @@ pub fn load_corpus_with(
     let loaded = run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?;
     report_archives(&loaded.warc, common.quiet);
     report_crawl(loaded.crawl.as_ref(), common.quiet);
+    report_rendering(&loaded.fetches, common.fetch.render, common.quiet);
     Ok(loaded)
+}
+
+/// How many pages were rendered, or, without `--render`, a warning when a
+/// good share of the fetched pages look like client-rendered shells: their
+/// text is written by scripts, and the run read only the empty shell.
+pub fn report_rendering(fetches: &[webdup::fetch::FetchRecord], render: RenderArg, quiet: bool) {
+    if quiet {
+        return;
+    }
+    let pages = fetches.iter().filter(|r| r.error.is_none() || r.rendered || r.shell).count();
+    let shells = fetches.iter().filter(|r| r.shell).count();
+    match render {
+        RenderArg::Off if shells > 0 && shells * 4 >= pages => eprintln!(
+            "webdup: {shells} of {pages} fetched pages look client-rendered (little text, an empty app root, \
+             scripts): their text is written by JavaScript and was not read. Run with --render (or --render \
+             auto for a mixed site) to read them as a browser shows them."
+        ),
+        RenderArg::Off => {}
+        RenderArg::On | RenderArg::Auto => {
+            let rendered = fetches.iter().filter(|r| r.rendered).count();
+            let failed = fetches
+                .iter()
+                .filter(|r| r.error.as_ref().is_some_and(|e| e.kind == webdup::fetch::FetchErrorKind::Render))
+                .count();
+            eprintln!(
+                "webdup: rendered {rendered} of {pages} fetched pages ({shells} looked client-rendered); {failed} could not be rendered"
+            );
+        }
+    }
 }
 
 /// What the run's web archives gave, on standard error unless `-q`: the

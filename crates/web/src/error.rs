@@ -38,11 +38,14 @@ pub enum DocErrorKind {
     /// A web archive (WARC) record is malformed or cut short; the error
     /// names the archive and the record.
     Archive,
+    /// The page was fetched but a headless Chromium could not render it
+    /// (scripts that never stop, a crashed tab, a DOM over the size limit).
+    Render,
 }
 
 impl DocErrorKind {
     /// Every kind.
-    pub const ALL: [DocErrorKind; 11] = [
+    pub const ALL: [DocErrorKind; 12] = [
         DocErrorKind::Io,
         DocErrorKind::Empty,
         DocErrorKind::TooLarge,
@@ -54,6 +57,7 @@ impl DocErrorKind {
         DocErrorKind::NoText,
         DocErrorKind::Fetch,
         DocErrorKind::Archive,
+        DocErrorKind::Render,
     ];
 
     /// The kind whose [`DocErrorKind::as_str`] is `name`.
@@ -75,6 +79,7 @@ impl DocErrorKind {
             DocErrorKind::NoText => "no_text",
             DocErrorKind::Fetch => "fetch",
             DocErrorKind::Archive => "archive",
+            DocErrorKind::Render => "render",
         }
     }
 }

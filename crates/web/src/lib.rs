@@ -6,6 +6,7 @@
 //! (robots.txt, per-host limits, retries, redirects, sitemaps); [`decode`]
 //! turns bytes into text; [`extract`] finds a page's main content and reads
 //! its metadata; [`crawl`] follows links from start pages within a site;
+//! [`render`] runs fetched pages' scripts in a headless Chromium;
 //! `warc` (feature `warc`) reads web archives, WARC and
 //! WARC.gz files, into the pages they hold. Nothing here fingerprints,
 //! stores or reports: that is the `webdup` crate above, over `webdup-core`
@@ -20,6 +21,7 @@ pub mod error;
 pub mod extract;
 pub mod fetch;
 mod lex;
+pub mod render;
 pub mod site;
 pub mod source;
 #[cfg(feature = "warc")]

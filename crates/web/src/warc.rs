@@ -318,6 +318,8 @@ impl Archive {
             bytes: 0,
             elapsed: Duration::ZERO,
             from_cache: false,
+            rendered: false,
+            shell: false,
             duplicates: Vec::new(),
             error: None,
         };

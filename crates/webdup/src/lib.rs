@@ -29,7 +29,7 @@ pub use webdup_core::{cluster, dedup, shingle, sketch, template, units, verify};
 // So do webdup-web's.
 #[cfg(feature = "warc")]
 pub use webdup_web::warc;
-pub use webdup_web::{crawl, decode, error, extract, fetch, source};
+pub use webdup_web::{crawl, decode, error, extract, fetch, render, source};
 
 pub mod audit;
 #[cfg(feature = "store")]

@@ -23,6 +23,8 @@ use super::sitemap::{self, Kind, MAX_SITEMAP_BYTES};
 use super::url::{UrlError, normalize, normalize_url, origin_key};
 use super::{FetchConfig, FetchError, FetchErrorKind, FetchOutcome, FetchRecord, Hop};
 use crate::error::{DocError, DocErrorKind, Error, Result};
+use crate::render::RenderMode;
+use crate::render::pool::Renderer;
 use crate::source::{self, Location, Source};
 use webdup_core::DocKey;
 use webdup_core::progress::Progress;
@@ -42,24 +44,26 @@ const MAX_SITEMAP_URLS: usize = 1_000_000;
 /// long as the fetcher, so robots.txt is fetched once per origin even when
 /// sitemaps are expanded before the pages are fetched.
 pub struct Fetcher {
-    runtime: tokio::runtime::Runtime,
-    inner: Arc<Inner>,
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(super) struct Inner {
     /// For [`Trust::Named`] URLs (and everything with `allow_internal`).
     client: reqwest::Client,
     /// For [`Trust::Public`] URLs: connects only to public addresses.
     public: reqwest::Client,
-    policy: FetchPolicy,
+    pub(super) policy: FetchPolicy,
     /// Sitemap entries found on another origin than the user named: they
     /// are fetched as [`Trust::Public`], not as named inputs. Hashes of
     /// the normalized URLs, so a million entries cost a few MB.
     reached: Mutex<HashSet<u64>>,
-    config: FetchConfig,
+    pub(super) config: FetchConfig,
     agent: String,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
     cache: Option<Cache>,
+    /// With [`FetchConfig::render`] on: the browser's tabs.
+    pub(super) renderer: Option<Renderer>,
 }
 
 /// Per-origin politeness state.
@@ -80,10 +84,13 @@ pub struct Expansion {
 
 /// Which rules a request follows.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Purpose {
+pub(super) enum Purpose {
     Page,
     Robots,
     Sitemap,
+    /// A script, stylesheet or XHR a rendered page asked for: any content
+    /// type, up to the page size limit, never cached.
+    Subresource,
 }
 
 /// One response, with its body when it was wanted and allowed.
@@ -135,7 +142,9 @@ impl Fetcher {
             None => None,
         };
         let agent = robots::product_token(&config.user_agent).to_ascii_lowercase();
+        let renderer = (config.render.mode != RenderMode::Off).then(|| Renderer::new(config.render.clone()));
         let inner = Inner {
+            renderer,
             client,
             public,
             policy,
@@ -252,7 +261,7 @@ fn failed(source: &Source, url: Option<&Url>, error: FetchError) -> FetchOutcome
     FetchOutcome { record, document: None }
 }
 
-fn empty_record(source: &Source, url: Option<&Url>) -> FetchRecord {
+pub(super) fn empty_record(source: &Source, url: Option<&Url>) -> FetchRecord {
     FetchRecord {
         id: source.id.clone(),
         key: source.key,
@@ -270,6 +279,8 @@ fn empty_record(source: &Source, url: Option<&Url>) -> FetchRecord {
         from_cache: false,
         duplicates: Vec::new(),
         error: None,
+        rendered: false,
+        shell: false,
     }
 }
 
@@ -289,7 +300,13 @@ async fn dispatch(inner: Arc<Inner>, jobs: Vec<Job>, tx: mpsc::Sender<FetchOutco
             let url = job.url.clone();
             let duplicates = job.duplicates.clone();
             // A panic in one fetch becomes that URL's error, not a lost URL.
-            let outcome = match tokio::spawn(async move { inner.fetch_job(job).await }).await {
+            let outcome = match tokio::spawn(async move {
+                let url = job.url.clone();
+                let outcome = inner.fetch_job(job).await;
+                inner.render_page(&url, outcome).await
+            })
+            .await
+            {
                 Ok(o) => o,
                 Err(e) => {
                     let mut o = failed(&source, Some(&url), FetchError::new(FetchErrorKind::Internal, e.to_string()));
@@ -321,7 +338,7 @@ impl Inner {
 
     /// The trust of a URL handed to [`Fetcher::for_each`]: named by the
     /// user, unless a sitemap on another origin listed it.
-    fn trust_of(&self, url: &Url) -> Trust {
+    pub(super) fn trust_of(&self, url: &Url) -> Trust {
         let reached = self.reached.lock().unwrap_or_else(|e| e.into_inner());
         if !reached.is_empty() && reached.contains(&url_hash(url.as_str())) {
             Trust::Public
@@ -398,7 +415,7 @@ impl Inner {
     /// got from [`FetchPolicy::check`]), checking every hop against the
     /// policy and robots.txt (for pages and sitemaps), recording every
     /// response in `record`.
-    async fn follow(
+    pub(super) async fn follow(
         &self,
         url: &Url,
         purpose: Purpose,
@@ -596,7 +613,7 @@ impl Inner {
             return Ok(Response { status, headers, body: None });
         }
         let (limit, truncate) = match purpose {
-            Purpose::Page => (self.config.max_bytes, false),
+            Purpose::Page | Purpose::Subresource => (self.config.max_bytes, false),
             Purpose::Robots => (MAX_ROBOTS_BYTES, true),
             Purpose::Sitemap => (MAX_SITEMAP_BYTES, false),
         };

@@ -46,6 +46,8 @@ pub mod cache;
 mod client;
 pub mod policy;
 #[cfg(feature = "http")]
+mod rendered;
+#[cfg(feature = "http")]
 mod response;
 pub mod robots;
 pub mod sitemap;
@@ -57,6 +59,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{DocError, DocErrorKind, Error, Result};
+use crate::render::RenderConfig;
 use crate::source::RawDocument;
 #[cfg(any(feature = "http", feature = "warc"))]
 use crate::source::{Format, Source};
@@ -108,6 +111,8 @@ pub struct FetchConfig {
     /// anywhere, not only from the origins the user named
     /// ([`policy`] says which are refused otherwise).
     pub allow_internal: bool,
+    /// Which pages a headless Chromium renders, and how ([`crate::render`]).
+    pub render: RenderConfig,
 }
 
 /// The default user agent: names the tool and version, and tells a site
@@ -139,6 +144,7 @@ impl Default for FetchConfig {
             cache_dir: None,
             threads: 0,
             allow_internal: false,
+            render: RenderConfig::default(),
         }
     }
 }
@@ -176,6 +182,7 @@ impl FetchConfig {
         if self.content_types.is_empty() {
             return bad("at least one content type must be allowed".into());
         }
+        self.render = self.render.validate()?;
         Ok(self)
     }
 }
@@ -219,6 +226,9 @@ pub enum FetchErrorKind {
     /// The body could not be decompressed, or is empty, binary or not text
     /// in any declared charset.
     Decode,
+    /// The page was fetched but could not be rendered ([`crate::render`]):
+    /// its scripts never stopped, its tab crashed, Chromium exited...
+    Render,
     /// An internal failure (a bug); kept so the run goes on.
     Internal,
 }
@@ -242,6 +252,7 @@ impl FetchErrorKind {
             FetchErrorKind::TooManyRedirects => "too_many_redirects",
             FetchErrorKind::Body => "body",
             FetchErrorKind::Decode => "decode",
+            FetchErrorKind::Render => "render",
             FetchErrorKind::Internal => "internal",
         }
     }
@@ -316,6 +327,14 @@ pub struct FetchRecord {
     /// Other input ids that normalized to the same URL and were not fetched again.
     pub duplicates: Vec<String>,
     pub error: Option<FetchError>,
+    /// The body is the DOM a headless Chromium left after running the
+    /// page's scripts ([`crate::render`]). Serialized only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rendered: bool,
+    /// The fetched HTML looks like a client-rendered shell
+    /// ([`crate::render::looks_client_rendered`]). Serialized only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shell: bool,
 }
 
 impl From<&FetchRecord> for webdup_core::page::Exchange {

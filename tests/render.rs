@@ -309,6 +309,48 @@ fn render_auto_renders_only_the_shells() {
     assert!(stderr.contains(&format!("rendered {} of 8 fetched pages", shells.len())), "{stderr}");
 }
 
+/// The audit marks the pages it rendered, and without `--render` says how
+/// many look client-rendered and which flag reads them.
+#[test]
+fn the_audit_marks_rendered_pages_and_names_the_shells() {
+    need_chromium!();
+    let site = site(|_| None);
+    let names: Vec<String> = articles().into_keys().collect();
+    let shells: BTreeSet<String> = names.iter().step_by(2).cloned().collect();
+    let list: Vec<String> =
+        names.iter().map(|n| site.url(&format!("/{}/{n}", if shells.contains(n) { "csr" } else { "ssr" }))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("urls.txt"), list.join("\n")).unwrap();
+    let audit = |args: &[&str], out: &str| -> (Value, String) {
+        let o = Command::new(env!("CARGO_BIN_EXE_webdup"))
+            .args(["audit", "--delay", "0", "--per-host", "8", "--quiet", "--out"])
+            .arg(dir.path().join(out))
+            .args(args)
+            .arg(dir.path().join("urls.txt"))
+            .output()
+            .unwrap();
+        let read = |f: &str| std::fs::read_to_string(dir.path().join(out).join(f));
+        let json = read("report.json").unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        (serde_json::from_str(&json).unwrap(), read("report.html").unwrap())
+    };
+    let name = |p: &Value| p["url"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+
+    let (v, html) = audit(&["--render", "auto"], "auto");
+    let marked: BTreeSet<String> =
+        v["pages"].as_array().unwrap().iter().filter(|p| p["rendered"] == Value::Bool(true)).map(name).collect();
+    assert_eq!(marked, shells);
+    assert_eq!(v["summary"]["rendered_pages"], shells.len());
+    assert!(v["summary"].get("client_rendered_pages").is_none(), "{}", v["summary"]);
+    assert!(html.contains(&format!("{} pages were rendered", shells.len())));
+
+    let (v, html) = audit(&[], "plain");
+    assert!(v["pages"].as_array().unwrap().iter().all(|p| p.get("rendered").is_none()));
+    assert_eq!(v["summary"]["client_rendered_pages"], shells.len());
+    assert!(
+        html.contains(&format!("{} of 8 pages look client-rendered", shells.len())) && html.contains("--render auto")
+    );
+}
+
 /// Bad pages: each fails alone (or is kept with the intrusion refused),
 /// within its budget, and the good pages around them are kept.
 #[test]

@@ -435,7 +435,20 @@ fn page(audit: &Audit, csp: &str) -> String {
     ] {
         h.push_str(&card(&value, label, class, href));
     }
-    h.push_str("</div>\n<div class=\"charts\"><figure>");
+    h.push_str("</div>\n");
+    if s.rendered_pages > 0 {
+        h.push_str(&format!(
+            r#"<p class="intro">{} pages were rendered in a headless Chromium: their text is what their scripts left.</p>"#,
+            s.rendered_pages
+        ));
+    }
+    if s.client_rendered_pages > 0 {
+        h.push_str(&format!(
+            r#"<p class="intro"><b>{} of {} pages look client-rendered</b> (an empty app shell that scripts fill): their text here is the shell's. Audit again with <code>--render auto</code> (only such pages) or <code>--render on</code>.</p>"#,
+            s.client_rendered_pages, s.pages
+        ));
+    }
+    h.push_str("<div class=\"charts\"><figure>");
     h.push_str(&cluster_size_chart(audit));
     h.push_str("<figcaption>Clusters by number of pages</figcaption></figure><figure>");
     h.push_str(&similarity_chart(audit));

@@ -157,6 +157,16 @@ pub struct AuditSummary {
     pub duplicate_description_groups: usize,
     pub duplicate_h1_groups: usize,
     pub thin_pages: usize,
+    /// Pages rendered in a headless Chromium (`--render`); serialized only
+    /// when some were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rendered_pages: usize,
+    /// Pages not rendered whose HTML looks like a client-rendered shell (an
+    /// app root and scripts, little text): what they show is their scripts'
+    /// doing, so the audit should be made again with `--render`. Serialized
+    /// only when some were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub client_rendered_pages: usize,
     pub noindex_pages: usize,
     /// Pages whose canonical names another URL.
     pub canonicalised_pages: usize,
@@ -215,6 +225,10 @@ pub struct PageRow {
     pub in_sitemap: Option<bool>,
     /// Why the page could not be analysed.
     pub error: Option<String>,
+    /// Its text is what a headless Chromium showed after running the
+    /// page's scripts (`--render`). Serialized only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rendered: bool,
 }
 
 /// A member of a cluster.
@@ -362,6 +376,10 @@ pub struct Audit {
     /// What changed since an older crawl of the index (`--since`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<since::Changes>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Rounds to 4 decimals: enough to rank pages, stable in snapshots.
@@ -514,6 +532,8 @@ impl Audit {
             duplicate_description_groups: duplicate_descriptions.len(),
             duplicate_h1_groups: duplicate_h1s.len(),
             thin_pages: thin_pages.len(),
+            rendered_pages: 0,
+            client_rendered_pages: 0,
             noindex_pages: ok().filter(|p| p.noindex).count(),
             canonicalised_pages: ok().filter(|p| p.indexability == "canonicalised").count(),
             missing_titles: ok().filter(|p| p.title.is_none()).count(),
@@ -614,6 +634,7 @@ fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16
         inlinks: None,
         in_sitemap: None,
         error: None,
+        rendered: false,
     }
 }
 

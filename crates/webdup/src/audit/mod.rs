@@ -69,9 +69,21 @@ pub struct Audited {
 #[cfg(feature = "http")]
 pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig) -> crate::Result<Audited> {
     loaded.fold_redirects();
+    // What the fetches said of rendering (`--render`): pages rendered, and
+    // shells left as they came.
+    let rendered: std::collections::HashSet<DocKey> =
+        loaded.fetches.iter().filter(|r| r.rendered).map(|r| r.key).collect();
+    let shells = loaded.fetches.iter().filter(|r| r.shell && !r.rendered && r.error.is_none()).count();
     // The pages' records hold what their fetches answered: the fetch
     // records themselves are done with (a few hundred bytes a page).
     loaded.fetches = Vec::new();
+    let rendered_rows: Vec<usize> = loaded
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p.content, Content::Doc(_)) && rendered.contains(&p.key))
+        .map(|(n, _)| n)
+        .collect();
     let facts = loaded.crawl.take().map(|c| crawl_facts(&c, &loaded.pages));
     let clustering = crate::engine::find_duplicates(&loaded.corpus, config)?;
     // The audit lists an analysed or failed page under its input as given;
@@ -88,6 +100,10 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
         })
         .collect();
     let mut built = build(&loaded.corpus, &mut pages, &clustering, facts.as_ref(), config, audit)?;
+    for &n in &rendered_rows {
+        built.pages[n].rendered = true;
+    }
+    (built.summary.rendered_pages, built.summary.client_rendered_pages) = (rendered_rows.len(), shells);
     let texts = match &loaded.corpus.spill {
         None => AuditTexts::build(&Threads, &pages, &clustering, &built),
         // The texts of the pages held before the run began to spill are in

@@ -2,6 +2,8 @@
 //! from a real HTTP server on 127.0.0.1 and must find the same clusters as
 //! when it reads the same pages from disk.
 
+#[path = "support/report.rs"]
+mod report;
 mod support;
 
 use std::collections::BTreeSet;
@@ -35,20 +37,7 @@ fn webdup(args: &[&str]) -> Output {
 
 /// Clusters as sets of page file names.
 fn clusters(o: &Output) -> BTreeSet<BTreeSet<String>> {
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
-    v["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            c["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
-                .collect()
-        })
-        .collect()
+    report::cluster_names(&serde_json::from_slice(&o.stdout).expect("JSON report"))
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! writes it into the DOM. The pre-rendered site serves the same articles
 //! as plain HTML. Skipped (with a message) where no Chromium is installed.
 
+#[path = "support/report.rs"]
+mod report;
 #[path = "support/site.rs"]
 mod site;
 
@@ -226,19 +228,7 @@ fn report(o: &Output) -> Value {
 
 /// Clusters as sets of article names.
 fn clusters(v: &Value) -> BTreeSet<BTreeSet<String>> {
-    v["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            c["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
-                .collect()
-        })
-        .collect()
+    report::cluster_names(v)
 }
 
 /// The pages whose fetch record says they were rendered, by path.

@@ -251,6 +251,16 @@ fn rendered(v: &Value) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// A mixed site: every other article client-rendered (the shells, by
+/// name), the rest pre-rendered; and the URLs of all of them.
+fn mixed(site: &Site) -> (BTreeSet<String>, Vec<String>) {
+    let names: Vec<String> = articles().into_keys().collect();
+    let shells: BTreeSet<String> = names.iter().step_by(2).cloned().collect();
+    let list =
+        names.iter().map(|n| site.url(&format!("/{}/{n}", if shells.contains(n) { "csr" } else { "ssr" }))).collect();
+    (shells, list)
+}
+
 fn expected_clusters() -> BTreeSet<BTreeSet<String>> {
     let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
     BTreeSet::from([set(&["ferry", "ferry-again", "ferry-copy"]), set(&["mill", "mill-copy"])])
@@ -286,11 +296,7 @@ fn rendered_site_clusters_like_the_prerendered_one() {
 fn render_auto_renders_only_the_shells() {
     need_chromium!();
     let site = site(|_| None);
-    let names: Vec<String> = articles().into_keys().collect();
-    // Every other article client-rendered.
-    let shells: BTreeSet<String> = names.iter().step_by(2).cloned().collect();
-    let list: Vec<String> =
-        names.iter().map(|n| site.url(&format!("/{}/{n}", if shells.contains(n) { "csr" } else { "ssr" }))).collect();
+    let (shells, list) = mixed(&site);
     let out = webdup(&["--render", "auto"], &list);
     let v = report(&out);
     assert_eq!(rendered(&v), shells, "stderr: {}", String::from_utf8_lossy(&out.stderr));
@@ -305,10 +311,7 @@ fn render_auto_renders_only_the_shells() {
 fn the_audit_marks_rendered_pages_and_names_the_shells() {
     need_chromium!();
     let site = site(|_| None);
-    let names: Vec<String> = articles().into_keys().collect();
-    let shells: BTreeSet<String> = names.iter().step_by(2).cloned().collect();
-    let list: Vec<String> =
-        names.iter().map(|n| site.url(&format!("/{}/{n}", if shells.contains(n) { "csr" } else { "ssr" }))).collect();
+    let (shells, list) = mixed(&site);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("urls.txt"), list.join("\n")).unwrap();
     let audit = |args: &[&str], out: &str| -> (Value, String) {

@@ -70,6 +70,26 @@ fn reports_are_the_same_bytes_with_the_sets_on_disk() {
         webdup(dir, &["neighbors", "pages", "-f", "json", "--quiet", "--top", "3", "--memory", &budget]).stdout;
     assert!(held == spilled, "neighbors' report differs with the sets on disk");
 
+    // Containment bands each pair of size classes on its own: every pass
+    // reads the signatures back.
+    let args = ["cluster", "pages", "-f", "json", "--quiet", "--measure", "containment"];
+    let held = webdup(dir, &args).stdout;
+    let spilled = webdup(dir, &[&args[..], &["--memory", &budget]].concat()).stdout;
+    let report: serde_json::Value = serde_json::from_slice(&held).unwrap();
+    assert!(report["clusters"].as_array().unwrap().len() >= 10, "containment finds the clusters too");
+    assert!(held == spilled, "cluster --measure containment differs with the sets on disk");
+
+    // An index built by a run that spilled holds the same pages, sets and
+    // signatures: every page found again in it, the same way.
+    webdup(dir, &["index", "add", "pages", "--index", "held.db", "--crawl", "c1", "--quiet"]);
+    webdup(dir, &["index", "add", "pages", "--index", "spilled.db", "--crawl", "c1", "--quiet", "--memory", &budget]);
+    let held = webdup(dir, &["cluster", "pages", "--index", "held.db", "-f", "json", "--quiet"]).stdout;
+    let spilled = webdup(dir, &["cluster", "pages", "--index", "spilled.db", "-f", "json", "--quiet"]).stdout;
+    let report: serde_json::Value = serde_json::from_slice(&held).unwrap();
+    assert!(report["indexed"].as_array().unwrap().len() >= 100, "every page is seen in the index");
+    let strip = |v: &[u8]| String::from_utf8_lossy(v).replace("spilled.db", "held.db");
+    assert!(strip(&held) == strip(&spilled), "an index made by a spilled run answers differently");
+
     webdup(dir, &["audit", "pages", "--out", "held", "--quiet"]);
     webdup(dir, &["audit", "pages", "--out", "spilled", "--quiet", "--memory", &budget]);
     let (held, spilled) = (files(&dir.join("held")), files(&dir.join("spilled")));
@@ -140,7 +160,7 @@ fn a_run_that_outgrows_its_budget_spills_the_pages_past_it() {
     let budget = 4 * (BASE_BYTES + 50 * PAGE_BYTES_HELD);
     let config = Config { memory: Some(budget), ..held_config.clone() };
     let corpus = Corpus::build_streaming(docs.clone().into_iter(), 10, Ok, &config, &Quiet);
-    let spilled = corpus.docs.iter().filter(|d| d.shingles.is_empty()).count();
+    let spilled = corpus.docs.iter().filter(|d| d.shingles.is_empty() && d.minhash.is_empty()).count();
     assert_eq!(spilled, PAGES - 50, "pages past the budget's share are spilled, the first ones held");
     assert!(corpus.spill.is_some());
     assert_eq!(webdup::engine::find_duplicates(&corpus, &config).unwrap(), expected);
@@ -152,6 +172,6 @@ fn a_run_that_outgrows_its_budget_spills_the_pages_past_it() {
     // Named in full and too many to hold: every page spills.
     let config = Config { memory: Some(spilling_budget()), ..held_config };
     let corpus = Corpus::build(docs, Ok, &config, &Quiet);
-    assert!(corpus.docs.iter().all(|d| d.shingles.is_empty()));
+    assert!(corpus.docs.iter().all(|d| d.shingles.is_empty() && d.minhash.is_empty()), "sets and signatures on disk");
     assert_eq!(webdup::engine::find_duplicates(&corpus, &config).unwrap(), expected);
 }

@@ -59,25 +59,19 @@ pub fn report_rendering(fetches: &[webdup::fetch::FetchRecord], render: RenderAr
     if quiet {
         return;
     }
-    let pages = fetches.iter().filter(|r| r.error.is_none() || r.rendered || r.shell).count();
-    let shells = fetches.iter().filter(|r| r.shell).count();
+    let webdup::fetch::RenderCounts { pages, shells, rendered, failed, unread_shells } =
+        webdup::fetch::RenderCounts::of(fetches);
     match render {
-        RenderArg::Off if shells > 0 && shells * 4 >= pages => eprintln!(
-            "webdup: {shells} of {pages} fetched pages look client-rendered (little text, an empty app root, \
-             scripts): their text is written by JavaScript and was not read. Run with --render (or --render \
-             auto for a mixed site) to read them as a browser shows them."
+        RenderArg::Off if unread_shells > 0 && unread_shells * 4 >= pages => eprintln!(
+            "webdup: {unread_shells} of {pages} fetched pages look client-rendered (little text, an empty app \
+             root, scripts): their text is written by JavaScript and was not read. Run with --render (or \
+             --render auto for a mixed site) to read them as a browser shows them."
         ),
         RenderArg::Off => {}
-        RenderArg::On | RenderArg::Auto => {
-            let rendered = fetches.iter().filter(|r| r.rendered).count();
-            let failed = fetches
-                .iter()
-                .filter(|r| r.error.as_ref().is_some_and(|e| e.kind == webdup::fetch::FetchErrorKind::Render))
-                .count();
-            eprintln!(
-                "webdup: rendered {rendered} of {pages} fetched pages ({shells} looked client-rendered); {failed} could not be rendered"
-            );
-        }
+        RenderArg::On | RenderArg::Auto => eprintln!(
+            "webdup: rendered {rendered} of {pages} fetched pages ({shells} looked client-rendered); {failed} could \
+             not be rendered"
+        ),
     }
 }
 

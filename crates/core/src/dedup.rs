@@ -17,7 +17,7 @@ use crate::cluster;
 use crate::doc::DocKey;
 use crate::fingerprint::Fingerprint;
 use crate::fingerprint::InFingerprints;
-use crate::sets::{self, Sets, Subset};
+use crate::sets::{self, Sketches, Subset};
 use crate::settings::{FingerprintSettings, MatchSettings};
 use crate::sketch::{minhash, simhash::hamming};
 use crate::template;
@@ -147,27 +147,27 @@ impl MatchSettings {
 
 /// Candidate pairs among `docs` for `threshold`, by the chosen method;
 /// `sets` are theirs, by position (for the sizes containment bands by).
-pub fn candidate_pairs(
+pub fn candidate_pairs<S: Sketches + ?Sized>(
     units: &impl Units,
     docs: &[&Fingerprint],
-    sets: &(impl Sets + ?Sized),
+    sets: &S,
     matching: &MatchSettings,
     permutations: usize,
     threshold: f64,
-) -> (Vec<(u32, u32)>, Stats) {
+) -> Result<(Vec<(u32, u32)>, Stats), S::Error> {
     let mut stats = Stats::default();
     let mut pairs = Vec::new();
     if matches!(matching.method, Method::MinHash | Method::Both) {
-        let sigs: Vec<&[u32]> = docs.iter().map(|d| d.minhash.as_slice()).collect();
+        let read = |i: u32, buf: &mut Vec<u32>| sets.signature(i, buf);
         match matching.measure {
             Measure::Jaccard => {
                 let params = LshParams::optimal(threshold, permutations);
-                pairs.extend(lsh::candidate_pairs_on(units, &sigs, params));
+                pairs.extend(lsh::candidate_pairs_by(units, docs.len(), params, &read)?);
                 stats.lsh = Some(params);
             }
             Measure::Containment => {
                 let sizes: Vec<usize> = (0..docs.len() as u32).map(|i| sets.len(i)).collect();
-                let (found, plan) = lsh::containment_pairs_on(units, &sigs, &sizes, threshold, permutations);
+                let (found, plan) = lsh::containment_pairs_by(units, &sizes, threshold, permutations, &read)?;
                 pairs.extend(found);
                 stats.containment = Some(plan);
             }
@@ -181,7 +181,7 @@ pub fn candidate_pairs(
     }
     let pairs = candidates::normalize_pairs(pairs);
     stats.candidate_pairs = pairs.len();
-    (pairs, stats)
+    Ok((pairs, stats))
 }
 
 /// Exact-duplicate grouping, candidate generation, verification and
@@ -203,7 +203,7 @@ pub fn find_duplicates(
 /// [`find_duplicates`] with the documents' shingle sets read through `sets`
 /// (by position in `docs`), as a run too large to hold them reads them
 /// back from its spill.
-pub fn find_duplicates_in<S: Sets + ?Sized>(
+pub fn find_duplicates_in<S: Sketches + ?Sized>(
     units: &impl Units,
     docs: &[Fingerprint],
     sets: &S,
@@ -245,7 +245,7 @@ pub fn find_duplicates_in<S: Sets + ?Sized>(
     let unique_sets = Subset { sets, positions: &uniques };
     let lowest = matching.lowest_threshold();
     let (candidates, mut stats) =
-        candidate_pairs(units, &unique_docs, &unique_sets, matching, made_with.permutations, lowest);
+        candidate_pairs(units, &unique_docs, &unique_sets, matching, made_with.permutations, lowest)?;
     let mut near = verify::confirm_sets_on(units, matching.measure, &candidates, &unique_sets, lowest)?;
     drop(candidates);
     if let Some(cross) = matching.cross_site_threshold {
@@ -349,7 +349,7 @@ pub fn neighbors(
 }
 
 /// [`neighbors`] with the documents' shingle sets read through `sets`.
-pub fn neighbors_in<S: Sets + ?Sized>(
+pub fn neighbors_in<S: Sketches + ?Sized>(
     units: &impl Units,
     docs: &[Fingerprint],
     sets: &S,
@@ -359,7 +359,7 @@ pub fn neighbors_in<S: Sets + ?Sized>(
     top: usize,
 ) -> Result<Vec<Vec<Neighbor>>, S::Error> {
     let refs: Vec<&Fingerprint> = docs.iter().collect();
-    let (mut candidates, _) = candidate_pairs(units, &refs, sets, matching, made_with.permutations, floor);
+    let (mut candidates, _) = candidate_pairs(units, &refs, sets, matching, made_with.permutations, floor)?;
     candidates.retain(|&(a, b)| !docs[a as usize].template_only && !docs[b as usize].template_only);
     let edges = verify::confirm_sets_on(units, matching.measure, &candidates, sets, floor)?;
     let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];

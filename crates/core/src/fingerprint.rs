@@ -192,6 +192,14 @@ impl crate::sets::Sets for InFingerprints<'_> {
     }
 }
 
+impl crate::sets::Sketches for InFingerprints<'_> {
+    fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), std::convert::Infallible> {
+        buf.clear();
+        buf.extend_from_slice(&self.0[i as usize].minhash);
+        Ok(())
+    }
+}
+
 /// The digest of a decoded page, its [`Fingerprint::page_digest`]: XXH3's
 /// 128 bits. Every page's whole markup is hashed, so the hash must be fast
 /// (MD5 over the pages took a sixth of `cluster`'s CPU); it tells whether

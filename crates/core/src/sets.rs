@@ -23,6 +23,15 @@ pub trait Sets: Sync {
     fn get<'a>(&'a self, i: u32, buf: &'a mut Vec<u64>) -> Result<&'a [u64], Self::Error>;
 }
 
+/// The same documents' MinHash signatures, by position: a run that keeps
+/// its sets on disk keeps its signatures there too (512 bytes a page at
+/// 128 permutations), and candidate generation reads them a few bands at a
+/// time ([`crate::candidates::lsh::candidate_pairs_by`]).
+pub trait Sketches: Sets {
+    /// Document `i`'s MinHash signature, into `buf` (replacing what it held).
+    fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), Self::Error>;
+}
+
 /// Sets held in memory.
 impl Sets for [&[u64]] {
     type Error = Infallible;
@@ -51,6 +60,12 @@ impl<S: Sets + ?Sized> Sets for Subset<'_, S> {
 
     fn get<'a>(&'a self, i: u32, buf: &'a mut Vec<u64>) -> Result<&'a [u64], S::Error> {
         self.sets.get(self.positions[i as usize], buf)
+    }
+}
+
+impl<S: Sketches + ?Sized> Sketches for Subset<'_, S> {
+    fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), S::Error> {
+        self.sets.signature(self.positions[i as usize], buf)
     }
 }
 

@@ -211,7 +211,7 @@ impl Run {
         let (urls, files): (Vec<Source>, Vec<Source>) =
             sources.into_iter().partition(|s| matches!(s.location, Location::Url(_)));
         let mut fetches = Vec::new();
-        let mut archived = Archived::default();
+        let mut archived = Archived { slim: config.slim_fetches, ..Archived::default() };
         let markup = crate::audit::markup::Spill::new(config.keep_markup, limits);
         // A fetched page or an archive's record cannot be read again: its
         // markup is kept as it arrives. A local file is read again.
@@ -362,8 +362,10 @@ enum Pending {
 /// What a run's web archives recorded beside their documents.
 #[derive(Default)]
 struct Archived {
-    /// The exchanges of the archives' pages.
+    /// The exchanges of the archives' pages, slimmed as fetched pages' are
+    /// with `slim` ([`Config::slim_fetches`]).
     fetches: Vec<FetchRecord>,
+    slim: bool,
     #[cfg(feature = "warc")]
     summary: crate::warc::Summary,
 }
@@ -397,7 +399,7 @@ impl Iterator for Local<'_> {
                 match entry {
                     Entry::Page(outcome) => {
                         let (record, doc) = outcome.into_parts();
-                        self.archived.fetches.push(record);
+                        self.archived.fetches.push(if self.archived.slim { slimmed(record) } else { record });
                         return Some(Pending::Ready(doc));
                     }
                     Entry::Failed(e) => return Some(Pending::Ready(Err(e))),

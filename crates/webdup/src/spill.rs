@@ -22,7 +22,7 @@ use crate::error::{DocError, DocErrorKind};
 use crate::template::{self, TemplateConfig, Templates};
 use crate::threads::Threads;
 use webdup_core::DocKey;
-use webdup_core::sets::Sets;
+use webdup_core::sets::{Sets, Sketches};
 use webdup_core::units::Units;
 
 /// A set could not be written to or read back from the spill file.
@@ -93,12 +93,14 @@ impl Place {
 }
 
 /// Where a page's sets are: its shingles and, until its site's template is
-/// learned, all its text shows (`context`); and its main text, when the run
-/// keeps texts ([`Config::keep_pages`]).
+/// learned, all its text shows (`context`); its MinHash signature, once it
+/// is sketched; and its main text, when the run keeps texts
+/// ([`Config::keep_pages`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Places {
     pub shingles: Place,
     pub context: Option<Place>,
+    pub minhash: Option<Place>,
     pub text: Option<Place>,
 }
 
@@ -130,6 +132,22 @@ impl Spill {
         let len = u32::try_from(set.len()).map_err(std::io::Error::other)?;
         let bytes: Vec<u8> = set.iter().flat_map(|h| h.to_le_bytes()).collect();
         self.append(&bytes, len)
+    }
+
+    /// Appends a MinHash signature and returns its place.
+    pub fn put_signature(&self, signature: &[u32]) -> Result<Place, SpillError> {
+        let len = u32::try_from(signature.len()).map_err(std::io::Error::other)?;
+        let bytes: Vec<u8> = signature.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.append(&bytes, len)
+    }
+
+    /// The signature at `place`, into `buf` (replacing what it held).
+    pub fn get_signature(&self, place: Place, buf: &mut Vec<u32>) -> Result<(), SpillError> {
+        let mut bytes = vec![0u8; place.len() * 4];
+        read_at(&self.file, &mut bytes, place.at)?;
+        buf.clear();
+        buf.extend(bytes.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default())));
+        Ok(())
     }
 
     /// Appends a text and returns its place.
@@ -185,7 +203,7 @@ impl Spill {
         let shingles = self.put(&f.shingles)?;
         let context = if f.context.is_empty() { None } else { Some(self.put(&f.context)?) };
         let text = page.text.as_deref().map(|t| self.put_text(t)).transpose()?;
-        self.set_places(f.key, Places { shingles, context, text });
+        self.set_places(f.key, Places { shingles, context, minhash: None, text });
         f.shingles = Vec::new();
         f.context = Vec::new();
         page.text = None;
@@ -209,7 +227,7 @@ impl Spill {
     /// spill). What verification reads through ([`Sets`]).
     pub fn sets<'s>(&'s self, docs: &'s [Fingerprint]) -> CorpusSets<'s> {
         let places = match self.places.lock() {
-            Ok(p) => docs.iter().map(|d| p.get(&d.key).map(|p| p.shingles)).collect(),
+            Ok(p) => docs.iter().map(|d| p.get(&d.key).map(|p| (p.shingles, p.minhash))).collect(),
             Err(_) => vec![None; docs.len()],
         };
         CorpusSets { spill: self, docs, places }
@@ -253,8 +271,13 @@ impl Corpus {
         match self.spill.as_ref().and_then(|s| Some((s, s.places(d.key)?))) {
             None => Ok(std::borrow::Cow::Borrowed(d)),
             Some((spill, places)) => {
-                let shingles = spill.read(places.shingles).map_err(|e| crate::Error::Scratch(e.to_string()))?;
-                Ok(std::borrow::Cow::Owned(Fingerprint { shingles, ..d.clone() }))
+                let scratch = |e: SpillError| crate::Error::Scratch(e.to_string());
+                let shingles = spill.read(places.shingles).map_err(scratch)?;
+                let mut minhash = d.minhash.clone();
+                if let Some(place) = places.minhash {
+                    spill.get_signature(place, &mut minhash).map_err(scratch)?;
+                }
+                Ok(std::borrow::Cow::Owned(Fingerprint { shingles, minhash, ..d.clone() }))
             }
         }
     }
@@ -303,7 +326,8 @@ fn learn(spill: &Spill, docs: &[Fingerprint], config: &TemplateConfig) -> Templa
     learned
 }
 
-/// One spilled page's template dropped and sketch made, its set left on disk.
+/// One spilled page's template dropped and sketch made, its set and its
+/// signature left on disk.
 fn finish_page(
     spill: &Spill,
     fp: &Fingerprinter,
@@ -330,32 +354,49 @@ fn finish_page(
     d.context = Vec::new();
     fp.sketch(d);
     let shingles = if changed { spill.put(&d.shingles)? } else { places.shingles };
-    spill.set_places(d.key, Places { shingles, context: None, ..places });
+    let minhash = Some(spill.put_signature(&d.minhash)?);
+    spill.set_places(d.key, Places { shingles, context: None, minhash, ..places });
     d.shingles = Vec::new();
+    d.minhash = Vec::new();
     Ok(())
 }
 
-/// A corpus's shingle sets, by position: on disk or in its fingerprints.
+/// A corpus's shingle sets and signatures, by position: on disk or in its
+/// fingerprints.
 pub struct CorpusSets<'s> {
     spill: &'s Spill,
     docs: &'s [Fingerprint],
-    places: Vec<Option<Place>>,
+    /// Each page's set and signature, when spilled.
+    places: Vec<Option<(Place, Option<Place>)>>,
 }
 
 impl Sets for CorpusSets<'_> {
     type Error = SpillError;
 
     fn len(&self, i: u32) -> usize {
-        self.places[i as usize].map_or_else(|| self.docs[i as usize].shingles.len(), Place::len)
+        self.places[i as usize].map_or_else(|| self.docs[i as usize].shingles.len(), |(set, _)| set.len())
     }
 
     fn get<'a>(&'a self, i: u32, buf: &'a mut Vec<u64>) -> Result<&'a [u64], SpillError> {
         match self.places[i as usize] {
-            Some(place) => {
+            Some((place, _)) => {
                 self.spill.get(place, buf)?;
                 Ok(buf)
             }
             None => Ok(&self.docs[i as usize].shingles),
+        }
+    }
+}
+
+impl Sketches for CorpusSets<'_> {
+    fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), SpillError> {
+        match self.places[i as usize] {
+            Some((_, Some(place))) => self.spill.get_signature(place, buf),
+            _ => {
+                buf.clear();
+                buf.extend_from_slice(&self.docs[i as usize].minhash);
+                Ok(())
+            }
         }
     }
 }

@@ -12,6 +12,8 @@
 //! (datasketch's choice for t = 0.8 and 128 permutations, 9 bands of 13 rows,
 //! finds only 40% of pairs at exactly 0.8.)
 
+use std::sync::{Mutex, PoisonError};
+
 use crate::units::{InTurn, Units};
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -103,17 +105,68 @@ pub fn candidate_pairs(signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u3
     candidate_pairs_on(&InTurn, signatures, params)
 }
 
-/// [`candidate_pairs`] with the bands run by `units`, one unit per band.
+/// [`candidate_pairs`] with the bands run by `units`.
 pub fn candidate_pairs_on(units: &impl Units, signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u32)> {
-    let per_band = units.map(params.bands, |band| pairs_in_band(signatures, params, band));
-    super::normalize_pairs(per_band.concat())
+    crate::sets::always(candidate_pairs_by(units, signatures.len(), params, &|i, buf: &mut Vec<u32>| {
+        buf.clear();
+        buf.extend_from_slice(signatures[i as usize]);
+        Ok(())
+    }))
 }
 
-/// The pairs of signatures that agree on band `band` (unsorted; a pair
-/// agreeing on several bands comes out of each).
-pub fn pairs_in_band(signatures: &[&[u32]], params: LshParams, band: usize) -> Vec<(u32, u32)> {
-    let mut keys: Vec<(u64, u32)> =
-        signatures.iter().enumerate().map(|(i, s)| (band_key(s, params, band), i as u32)).collect();
+/// Bands keyed in one pass over the signatures: each pass reads every
+/// signature once, and holds 16 bytes a document for each of its bands.
+const BANDS_A_PASS: usize = 4;
+
+/// Signatures read by one unit of a pass.
+const SIGNATURES_A_UNIT: usize = 8192;
+
+/// [`candidate_pairs_on`] over `n` signatures that `read(i, buf)` puts in
+/// `buf`, from memory or from disk. The signatures are read a few bands at
+/// a time ([`BANDS_A_PASS`]), so a run whose signatures wait on disk never
+/// holds them all; the pairs are the same however they are read.
+pub fn candidate_pairs_by<E, R>(units: &impl Units, n: usize, params: LshParams, read: &R) -> Result<Vec<(u32, u32)>, E>
+where
+    E: Send,
+    R: Fn(u32, &mut Vec<u32>) -> Result<(), E> + Sync,
+{
+    let mut pairs = Vec::new();
+    let mut first = 0;
+    while first < params.bands {
+        let bands = first..(first + BANDS_A_PASS).min(params.bands);
+        first = bands.end;
+        // Each unit keys its run of signatures on every band of the pass.
+        let keyed = units.map(n.div_ceil(SIGNATURES_A_UNIT), |u| -> Result<Vec<Vec<(u64, u32)>>, E> {
+            let docs = u * SIGNATURES_A_UNIT..((u + 1) * SIGNATURES_A_UNIT).min(n);
+            let mut keys = vec![Vec::with_capacity(docs.len()); bands.len()];
+            let mut buf = Vec::new();
+            for i in docs {
+                read(i as u32, &mut buf)?;
+                for (k, band) in bands.clone().enumerate() {
+                    keys[k].push((band_key(&buf, params, band), i as u32));
+                }
+            }
+            Ok(keys)
+        });
+        let mut per_band: Vec<Vec<(u64, u32)>> = bands.clone().map(|_| Vec::with_capacity(n)).collect();
+        for unit in keyed {
+            for (band, keys) in per_band.iter_mut().zip(unit?) {
+                band.extend(keys);
+            }
+        }
+        // Each band's keys are sorted where they are, by the unit taking them.
+        let per_band: Vec<Mutex<Vec<(u64, u32)>>> = per_band.into_iter().map(Mutex::new).collect();
+        let found = units.map(per_band.len(), |k| {
+            pairs_of_keys(std::mem::take(&mut *per_band[k].lock().unwrap_or_else(PoisonError::into_inner)))
+        });
+        pairs.extend(found.into_iter().flatten());
+    }
+    Ok(super::normalize_pairs(pairs))
+}
+
+/// The pairs of documents whose band keys agree (unsorted; a pair agreeing
+/// on several bands comes out of each), from `(key, document)`.
+fn pairs_of_keys(mut keys: Vec<(u64, u32)>) -> Vec<(u32, u32)> {
     keys.sort_unstable();
     let mut pairs = Vec::new();
     for run in keys.chunk_by(|a, b| a.0 == b.0) {
@@ -201,6 +254,26 @@ pub fn containment_pairs_on(
     threshold: f64,
     permutations: usize,
 ) -> (Vec<(u32, u32)>, ContainmentPlan) {
+    crate::sets::always(containment_pairs_by(units, sizes, threshold, permutations, &|i, buf: &mut Vec<u32>| {
+        buf.clear();
+        buf.extend_from_slice(signatures[i as usize]);
+        Ok(())
+    }))
+}
+
+/// [`containment_pairs_on`] with document `i`'s signature put in `buf` by
+/// `read(i, buf)`, as [`candidate_pairs_by`] reads them.
+pub fn containment_pairs_by<E, R>(
+    units: &impl Units,
+    sizes: &[usize],
+    threshold: f64,
+    permutations: usize,
+    read: &R,
+) -> Result<(Vec<(u32, u32)>, ContainmentPlan), E>
+where
+    E: Send,
+    R: Fn(u32, &mut Vec<u32>) -> Result<(), E> + Sync,
+{
     let mut classes: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
     for (i, &s) in sizes.iter().enumerate() {
         classes.entry(size_class(s)).or_default().push(i as u32);
@@ -231,13 +304,12 @@ pub fn containment_pairs_on(
             plan.passes += 1;
             let ids: Vec<u32> =
                 classes[x].1.iter().chain(if x == y { &[][..] } else { &classes[y].1[..] }).copied().collect();
-            let sigs: Vec<&[u32]> = ids.iter().map(|&i| signatures[i as usize]).collect();
-            pairs.extend(
-                candidate_pairs_on(units, &sigs, params).into_iter().map(|(a, b)| (ids[a as usize], ids[b as usize])),
-            );
+            let found =
+                candidate_pairs_by(units, ids.len(), params, &|k, buf: &mut Vec<u32>| read(ids[k as usize], buf))?;
+            pairs.extend(found.into_iter().map(|(a, b)| (ids[a as usize], ids[b as usize])));
         }
     }
-    (super::normalize_pairs(pairs), plan)
+    Ok((super::normalize_pairs(pairs), plan))
 }
 
 #[cfg(test)]
@@ -290,5 +362,46 @@ mod tests {
         let d = [5, 6, 7, 8];
         let sigs: Vec<&[u32]> = vec![&a, &b, &c, &d];
         assert_eq!(candidate_pairs(&sigs, p), [(0, 1), (0, 2)]);
+    }
+
+    /// Signatures read back a few bands a pass, by several units: the pairs
+    /// are those found by grouping each band's rows themselves.
+    #[test]
+    fn signatures_read_in_passes_give_the_pairs_that_share_a_band() {
+        use crate::sketch::minhash::splitmix64;
+        let params = LshParams { bands: 2 * BANDS_A_PASS + 1, rows: 2 };
+        let n = SIGNATURES_A_UNIT + 1808;
+        let mut seed = 7u64;
+        let sigs: Vec<Vec<u32>> =
+            (0..n).map(|_| (0..params.used_rows()).map(|_| (splitmix64(&mut seed) % 100) as u32).collect()).collect();
+        let mut want = Vec::new();
+        for band in 0..params.bands {
+            let mut by_rows: std::collections::HashMap<&[u32], Vec<u32>> = Default::default();
+            for (i, s) in sigs.iter().enumerate() {
+                by_rows.entry(&s[band * params.rows..(band + 1) * params.rows]).or_default().push(i as u32);
+            }
+            for ids in by_rows.values() {
+                for (x, &a) in ids.iter().enumerate() {
+                    want.extend(ids[x + 1..].iter().map(|&b| (a, b)));
+                }
+            }
+        }
+        let want = super::super::normalize_pairs(want);
+        assert!(want.len() > 1000, "{} pairs", want.len());
+        let read = |i: u32, buf: &mut Vec<u32>| -> Result<(), ()> {
+            buf.clear();
+            buf.extend_from_slice(&sigs[i as usize]);
+            Ok(())
+        };
+        assert_eq!(candidate_pairs_by(&InTurn, n, params, &read).unwrap(), want);
+        let refs: Vec<&[u32]> = sigs.iter().map(Vec::as_slice).collect();
+        assert_eq!(candidate_pairs(&refs, params), want);
+        // A signature that cannot be read is the pass's error.
+        let failing = |i: u32, buf: &mut Vec<u32>| {
+            buf.clear();
+            buf.extend_from_slice(&sigs[i as usize]);
+            if i == 9000 { Err(i) } else { Ok(()) }
+        };
+        assert_eq!(candidate_pairs_by(&InTurn, n, params, &failing), Err(9000));
     }
 }

@@ -43,7 +43,7 @@ use webdup_core::dedup::{self, Clustering};
 use webdup_core::fingerprint::InFingerprints;
 use webdup_core::fingerprint::{Fingerprint, position_of};
 use webdup_core::page::PageRecord;
-use webdup_core::sets::{self, Sets};
+use webdup_core::sets::{self, Sets, Sketches};
 use webdup_core::settings::{FingerprintSettings, MatchSettings};
 use webdup_core::units::Units;
 use webdup_core::verify::Measure;
@@ -412,10 +412,10 @@ impl Audit {
         sets::always(Audit::build_in(units, pages, docs, &InFingerprints(docs), clustering, crawl, settings))
     }
 
-    /// [`Audit::build`] with the documents' shingle sets read through
-    /// `sets` (by position in `docs`), as a run too large to hold them
-    /// reads them back from its spill.
-    pub fn build_in<S: Sets + ?Sized>(
+    /// [`Audit::build`] with the documents' shingle sets and signatures
+    /// read through `sets` (by position in `docs`), as a run too large to
+    /// hold them reads them back from its spill.
+    pub fn build_in<S: Sketches + ?Sized>(
         units: &impl Units,
         pages: &mut [AuditPage],
         docs: &[Fingerprint],
@@ -738,7 +738,7 @@ fn copy_groups<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> (Vec<usize>,
 /// and only first copies take part in the near search, so counts go through
 /// the groups of copies: a page is near every other copy of its text, and
 /// near every copy of each text its text is near.
-fn fill_matches<S: Sets + ?Sized>(
+fn fill_matches<S: Sketches + ?Sized>(
     units: &impl Units,
     pages: &mut [PageRow],
     docs: &[Fingerprint],

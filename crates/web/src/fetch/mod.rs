@@ -337,6 +337,37 @@ pub struct FetchRecord {
     pub shell: bool,
 }
 
+/// What a run's fetches say of rendering ([`crate::render`]): one count for
+/// every report that speaks of it (the command line's note, the audit).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RenderCounts {
+    /// Pages fetched: answered with a page, whether or not it was rendered.
+    pub pages: usize,
+    /// Pages whose fetched HTML looked like a client-rendered shell.
+    pub shells: usize,
+    /// Pages rendered.
+    pub rendered: usize,
+    /// Pages that could not be rendered (each a `render` error).
+    pub failed: usize,
+    /// Shells read as they came: not rendered, and not failed.
+    pub unread_shells: usize,
+}
+
+impl RenderCounts {
+    pub fn of(records: &[FetchRecord]) -> RenderCounts {
+        let mut c = RenderCounts::default();
+        for r in records {
+            let failed = r.error.as_ref().is_some_and(|e| e.kind == FetchErrorKind::Render);
+            c.pages += usize::from(r.error.is_none() || r.rendered || r.shell);
+            c.shells += usize::from(r.shell);
+            c.rendered += usize::from(r.rendered);
+            c.failed += usize::from(failed);
+            c.unread_shells += usize::from(r.shell && !r.rendered && r.error.is_none());
+        }
+        c
+    }
+}
+
 impl From<&FetchRecord> for webdup_core::page::Exchange {
     fn from(r: &FetchRecord) -> Self {
         webdup_core::page::Exchange {

@@ -73,7 +73,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
     // shells left as they came.
     let rendered: std::collections::HashSet<DocKey> =
         loaded.fetches.iter().filter(|r| r.rendered).map(|r| r.key).collect();
-    let shells = loaded.fetches.iter().filter(|r| r.shell && !r.rendered && r.error.is_none()).count();
+    let shells = crate::fetch::RenderCounts::of(&loaded.fetches).unread_shells;
     // The pages' records hold what their fetches answered: the fetch
     // records themselves are done with (a few hundred bytes a page).
     loaded.fetches = Vec::new();

@@ -10,9 +10,9 @@ use crate::run::Loaded;
 /// failure (a 404 is worth remembering: lost-and-found needs it). Input
 /// order is kept so an audit of the index lists pages as an audit of the
 /// same inputs does. A page the run folded into another is not stored.
-/// Sets and texts a large run kept on disk ([`crate::spill`]) are read
-/// back into the pages (the texts only with `texts`); an error only when
-/// they cannot be.
+/// Sets, signatures and texts a large run kept on disk ([`crate::spill`])
+/// are read back into the pages (the texts only with `texts`); an error
+/// only when they cannot be.
 pub fn pages_of(crawl: &str, loaded: Loaded, texts: bool) -> crate::Result<Vec<Page>> {
     let spill = loaded.corpus.spill;
     let mut docs = loaded.corpus.docs.into_iter().peekable();
@@ -28,6 +28,9 @@ pub fn pages_of(crawl: &str, loaded: Loaded, texts: bool) -> crate::Result<Vec<P
         {
             let read = |e: crate::spill::SpillError| crate::Error::Scratch(e.to_string());
             f.shingles = spill.read(places.shingles).map_err(read)?;
+            if let Some(minhash) = places.minhash {
+                spill.get_signature(minhash, &mut f.minhash).map_err(read)?;
+            }
             if let Some(text) = places.text.filter(|_| texts) {
                 p.record.text = Some(spill.text(text).map_err(read)?);
             }

@@ -3,8 +3,10 @@
 //! package and every crate its build needs), a fresh venv installs the
 //! wheel beside pyarrow and Scrapy from PyPI, and
 //! the package's tests run there (crates/python/tests: the API, a real
-//! Scrapy crawl of a site on 127.0.0.1, and crawls of a generated
-//! multi-host site in two shuffled orders, checked against `cluster`).
+//! Scrapy crawl of a site on 127.0.0.1, crawls of a generated multi-host
+//! site in two shuffled orders, checked against `cluster`, and `render=` /
+//! `WEBDUP_RENDER` through a real Chromium on a client-rendered site,
+//! skipped where no Chromium is installed).
 //!
 //! The wheel is built in the workspace's target directory (cargo holds no
 //! lock on it while tests run) with the dev profile, whose dependencies

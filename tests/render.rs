@@ -558,3 +558,101 @@ fn follow_reads_links_from_the_rendered_dom() {
     assert!(fetched.contains(&site.url("/csr/ferry")) && fetched.contains(&site.url("/csr/mill")), "{fetched:?}");
     assert_eq!(crawl("off"), BTreeSet::from([site.url("/start")]));
 }
+
+/// `Fetcher::render`: a page the caller already fetched (a crawler's
+/// response) goes through the same render step as a fetched page. Its own
+/// origin is trusted as named (its script on 127.0.0.1 is fetched), any
+/// other internal address refused (a script on another loopback port is
+/// never asked for), `auto` leaves a server-rendered page alone, and a
+/// page that navigates away fails with a typed `render` error.
+#[test]
+fn a_page_handed_over_renders_under_the_same_policy() {
+    use webdup::fetch::{FetchConfig, FetchErrorKind, Fetcher};
+    use webdup::render::{RenderConfig, RenderMode};
+    need_chromium!();
+    let other = site(|_| None);
+    let site = site(|_| None);
+    let fetcher = |mode| {
+        let render = RenderConfig { mode, timeout: Duration::from_secs(10), ..RenderConfig::default() };
+        Fetcher::new(FetchConfig { delay: Duration::ZERO, render, ..FetchConfig::default() }).unwrap()
+    };
+    let (title, ps) = articles()["ferry"].clone();
+    let on = fetcher(RenderMode::On);
+
+    let start = Instant::now();
+    let page = on.render(&site.url("/csr/ferry"), shell(&title, &ps)).unwrap();
+    eprintln!("rendered a handed-over page in {:?} (Chromium's start included)", start.elapsed());
+    assert!(page.rendered && page.shell);
+    assert!(page.html.contains(&ps[0]) && page.html.contains("<article>"), "{}", page.html);
+    // The page itself is not fetched again; its script is, by webdup.
+    let served = site.served();
+    assert!(served.iter().any(|p| p == "/app.js"), "{served:?}");
+    assert!(!served.iter().any(|p| p.starts_with("/csr/")), "the page was fetched again: {served:?}");
+
+    // A script on another internal origin (another port of 127.0.0.1) is
+    // refused before any connection: the page renders without its text.
+    let cross = shell(&title, &ps).replace("\"/app.js\"", &format!("\"{}\"", other.url("/app.js")));
+    let page = on.render(&site.url("/csr/cross"), cross).unwrap();
+    // (The shell's inline JSON holds the text; only the script writes the article.)
+    assert!(page.rendered && !page.html.contains("<article>"), "{}", page.html);
+    assert!(other.served().is_empty(), "the other port was reached: {:?}", other.served());
+
+    // Auto: a server-rendered page is left as it is, a shell rendered.
+    let auto = fetcher(RenderMode::Auto);
+    let html = plain(&title, &ps);
+    let page = auto.render(&site.url("/ssr/ferry"), html.clone()).unwrap();
+    assert!(!page.rendered && !page.shell && page.html == html);
+    assert!(auto.render(&site.url("/csr/ferry"), shell(&title, &ps)).unwrap().html.contains("<article>"));
+    // Off: nothing rendered, no browser needed.
+    let off = fetcher(RenderMode::Off).render(&site.url("/csr/ferry"), shell(&title, &ps)).unwrap();
+    assert!(!off.rendered && off.shell);
+
+    // A page that navigates away: a typed render error; the fetcher goes on.
+    let away = shell(&title, &ps).replace("<script src=", "<script>location.href = '/elsewhere';</script><script src=");
+    let e = on.render(&site.url("/csr/away"), away).unwrap_err();
+    assert_eq!(e.kind, FetchErrorKind::Render, "{e}");
+    assert!(e.message.contains("/elsewhere"), "{e}");
+    assert!(on.render(&site.url("/csr/ferry"), shell(&title, &ps)).unwrap().rendered);
+    let e = on.render("ftp://127.0.0.1/x", shell(&title, &ps)).unwrap_err();
+    assert_eq!(e.kind, FetchErrorKind::Scheme);
+}
+
+/// The crawler facade renders before it fingerprints (`Crawler::with_render`):
+/// the shells of two near copies are told apart from a third story only
+/// when rendered; a page that cannot be rendered fails alone.
+#[test]
+fn the_crawler_renders_pages_before_checking_them() {
+    use webdup::crawler::{CrawledPage, Crawler};
+    use webdup::fetch::FetchConfig;
+    use webdup::render::{RenderConfig, RenderMode};
+    need_chromium!();
+    let site = site(|_| None);
+    let dir = tempfile::tempdir().unwrap();
+    let config = webdup::Config::default().validate().unwrap();
+    let index = Arc::new(webdup::store::Index::open(dir.path().join("i.db"), &config).unwrap());
+    let render = RenderConfig { mode: RenderMode::Auto, ..RenderConfig::default() };
+    let crawler = Crawler::new(index, &config, "test")
+        .with_render(FetchConfig { delay: Duration::ZERO, render, ..FetchConfig::default() })
+        .unwrap();
+    assert!(crawler.renders());
+    let page = |name: &str| {
+        let (t, ps) = articles()[name].clone();
+        CrawledPage::html(site.url(&format!("/csr/{name}")), shell(&t, &ps))
+    };
+    let first = crawler.check_and_insert(&page("mill")).unwrap();
+    assert!(!first.result.seen());
+    let copy = crawler.check_and_insert(&page("mill-copy")).unwrap();
+    assert_eq!(copy.result.best().map(|m| m.url.as_str()), Some(site.url("/csr/mill").as_str()));
+    assert!(!crawler.check(&page("castle")).unwrap().seen(), "another story is new");
+    let orchard = page("orchard");
+    let rendered = crawler.render(&orchard).unwrap();
+    assert!(rendered.rendered && rendered.html.as_deref().unwrap().contains("<article>"));
+    let (t, ps) = articles()["choir"].clone();
+    let away = CrawledPage::html(
+        site.url("/csr/away"),
+        shell(&t, &ps).replace("<script src=", "<script>location.href = '/elsewhere';</script><script src="),
+    );
+    let e = crawler.check_and_insert(&away).unwrap_err().to_string();
+    assert!(e.contains("[render]") && e.contains("/elsewhere"), "{e}");
+    assert!(!crawler.check_and_insert(&page("choir")).unwrap().result.seen());
+}

@@ -1,5 +1,6 @@
 //! `cluster()` and the `Clusters` it answers.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
@@ -9,12 +10,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use webdup::engine::{self, Quiet};
+use webdup::fetch::Fetcher;
+use webdup::render::RenderMode;
 use webdup::report::{ClusterReport, Format as ReportFormat};
 use webdup::run::{Run, RunConfig};
 use webdup::source::{DocKey, Format, RawDocument};
 
 use crate::arrow::pyarrow_table;
 use crate::pages::page_of_dict;
+use crate::render::{fetch_config, render_config, render_documents};
 use crate::{config, error, json_of};
 
 /// The clusters of a run, with its failures and the report `webdup cluster`
@@ -119,19 +123,29 @@ impl Clusters {
 /// answer is then the one `webdup cluster` gives with the same settings; or
 /// a list of dicts with `url` and `html` (or `text`), clustered in list
 /// order.
+///
+/// `render`, `chromium` and `render_timeout` render pages in a headless
+/// Chromium first, as `Index(...)` takes them: the fetched pages of URL and
+/// sitemap inputs as `webdup cluster --render` does, and the HTML of dict
+/// pages at their `url`. A page that cannot be rendered is one of the
+/// errors; the others are clustered.
 #[pyfunction]
-#[pyo3(signature = (pages, threshold=None, extractor=None))]
+#[pyo3(signature = (pages, threshold=None, extractor=None, *, render=None, chromium=None, render_timeout=None))]
 pub(crate) fn cluster(
     py: Python<'_>,
     pages: &Bound<'_, PyList>,
     threshold: Option<f64>,
     extractor: Option<&str>,
+    render: Option<&Bound<'_, PyAny>>,
+    chromium: Option<PathBuf>,
+    render_timeout: Option<f64>,
 ) -> PyResult<Clusters> {
     let config = config(threshold, extractor)?;
+    let render = render_config(render, chromium, render_timeout)?;
     let inputs: Option<Vec<String>> = pages.iter().map(|p| p.extract::<String>().ok()).collect();
     if let Some(inputs) = inputs {
         let report = py.detach(|| -> webdup::Result<ClusterReport> {
-            let mut run = Run::new(RunConfig::default());
+            let mut run = Run::new(RunConfig { fetch: fetch_config(render), ..RunConfig::default() });
             let loaded =
                 run.load_all(&inputs, &mut std::io::empty(), &config, &webdup::template::Templates::default(), &Quiet)?;
             Ok(webdup::run::cluster(loaded, &config)?.report)
@@ -152,7 +166,14 @@ pub(crate) fn cluster(
         raws.push(RawDocument { id: page.url.clone(), key: DocKey(i as u64), format, body, url: Some(page.url) });
     }
     let report = py.detach(|| -> webdup::Result<ClusterReport> {
-        let corpus = engine::Corpus::build(raws, Ok, &config, &Quiet);
+        let docs = match render.mode {
+            RenderMode::Off => raws.into_iter().map(Ok).collect(),
+            _ => {
+                let tabs = render.tabs();
+                render_documents(&Fetcher::new(fetch_config(render))?, tabs, raws)
+            }
+        };
+        let corpus = engine::Corpus::build(docs, |d| d, &config, &Quiet);
         let clustering = engine::find_duplicates(&corpus, &config)?;
         Ok(ClusterReport::new(&corpus, &clustering, &config))
     });

@@ -1,5 +1,6 @@
 //! `Index`: the crawl index, as crawlers use it.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -7,12 +8,13 @@ use pyo3::exceptions::{PyFileNotFoundError, PyNotADirectoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use webdup::crawler::{Crawler, PageError};
+use webdup::crawler::{CrawledPage, Crawler, PageError};
 use webdup::engine::Config;
 use webdup::store::Index as StoreIndex;
 
 use crate::arrow::results_table;
 use crate::pages::{crawled, pages_of};
+use crate::render::{fetch_config, render_config};
 use crate::results::CheckResult;
 use crate::{batch_error, config, config_from, error, json_of, page_error};
 
@@ -28,6 +30,18 @@ use crate::{batch_error, config, config_from, error, json_of, page_error};
 /// settings; given for an existing index, they must be the ones it was built
 /// with. `crawl` names the crawl pages are recorded in unless they name
 /// another.
+///
+/// `render` ("off", "auto" or "on"; False, True) renders each page's HTML in
+/// a headless Chromium before it is checked or stored, as `webdup cluster
+/// --render` renders fetched pages: "on" every page, "auto" the pages that
+/// look client-rendered (an empty mount point and scripts). The scripts and
+/// data a page asks for are fetched by webdup (the page's own origin may be
+/// a loopback or private address, no other internal one; robots.txt
+/// obeyed). `chromium` is the browser (default: `WEBDUP_CHROMIUM`, else
+/// `chromium`, `chromium-browser`, `google-chrome` on PATH) and
+/// `render_timeout` a page's budget in seconds (default 10). Without a
+/// Chromium, `Index(...)` fails, saying how to install one; a page that
+/// cannot be rendered raises `WebdupError` and the index stays usable.
 #[pyclass(frozen, module = "webdup")]
 pub(crate) struct Index {
     crawler: Arc<Crawler>,
@@ -36,19 +50,24 @@ pub(crate) struct Index {
 #[pymethods]
 impl Index {
     #[new]
-    #[pyo3(signature = (path, threshold=None, extractor=None, crawl="python"))]
+    #[pyo3(signature = (path, threshold=None, extractor=None, crawl="python", *, render=None, chromium=None, render_timeout=None))]
+    #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
         path: PathBuf,
         threshold: Option<f64>,
         extractor: Option<&str>,
         crawl: &str,
+        render: Option<&Bound<'_, PyAny>>,
+        chromium: Option<PathBuf>,
+        render_timeout: Option<f64>,
     ) -> PyResult<Index> {
         if crawl.is_empty() {
             return Err(PyValueError::new_err("the crawl name must not be empty"));
         }
         // Validated before any file is touched.
         config(threshold, extractor)?;
+        let render = render_config(render, chromium, render_timeout)?;
         missing_folder(&path)?;
         let opened = py.detach(move || -> PyResult<Crawler> {
             // An existing index keeps the settings it was built with: what
@@ -61,7 +80,7 @@ impl Index {
             };
             let config = config_from(base, threshold, extractor)?;
             let index = StoreIndex::open(&path, &config).map_err(error)?;
-            Ok(Crawler::new(Arc::new(index), &config, crawl))
+            Crawler::new(Arc::new(index), &config, crawl).with_render(fetch_config(render)).map_err(error)
         });
         Ok(Index { crawler: Arc::new(opened?) })
     }
@@ -83,8 +102,13 @@ impl Index {
         crawl: Option<String>,
     ) -> PyResult<CheckResult> {
         let page = crawled(url, html, text, final_url, status, redirects, canonical, title, crawl)?;
-        let r = py.detach(|| self.crawler.check(&page)).map_err(page_error)?;
-        Ok(CheckResult::of(&page.url, &r, None, None))
+        let (r, rendered) = py
+            .detach(|| -> Result<_, PageError> {
+                let page = self.crawler.render(&page)?;
+                Ok((self.crawler.check(&page)?, page.rendered))
+            })
+            .map_err(page_error)?;
+        Ok(CheckResult::of(&page.url, &r, None, None).rendered(rendered))
     }
 
     /// Stores the page as the crawler saw it (final URL, status, redirects as
@@ -133,20 +157,22 @@ impl Index {
         skip_template_only: bool,
     ) -> PyResult<CheckResult> {
         let page = crawled(url, html, text, final_url, status, redirects, canonical, title, crawl)?;
-        if !skip_template_only {
-            let c = py.detach(|| self.crawler.check_and_insert(&page)).map_err(page_error)?;
-            return Ok(CheckResult::checked(&page.url, &c));
-        }
         py.detach(|| -> Result<CheckResult, PageError> {
+            let page = self.crawler.render(&page)?;
+            if !skip_template_only {
+                let c = self.crawler.check_and_insert(&page)?;
+                return Ok(CheckResult::checked(&page.url, &c).rendered(page.rendered));
+            }
             let row = self.crawler.row(&page)?;
             let index = self.crawler.index();
-            match row.fingerprint.as_ref().filter(|fp| fp.template_only) {
-                Some(fp) => Ok(CheckResult::of(&page.url, &index.check(fp)?, None, None)),
+            let result = match row.fingerprint.as_ref().filter(|fp| fp.template_only) {
+                Some(fp) => CheckResult::of(&page.url, &index.check(fp)?, None, None),
                 None => {
                     let (result, id) = index.check_and_insert(&row)?;
-                    Ok(CheckResult::of(&page.url, &result, Some(id), Some(row.record.crawl.clone())))
+                    CheckResult::of(&page.url, &result, Some(id), Some(row.record.crawl.clone()))
                 }
-            }
+            };
+            Ok(result.rendered(page.rendered))
         })
         .map_err(page_error)
     }
@@ -157,9 +183,17 @@ impl Index {
     /// match_url, match_id, jaccard, containment).
     fn check_batch(&self, py: Python<'_>, pages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let (pages, arrow) = pages_of(pages)?;
-        let results = py.detach(|| self.crawler.check_batch(&pages)).map_err(batch_error)?;
-        let results: Vec<CheckResult> =
-            pages.iter().zip(&results).map(|(p, r)| CheckResult::of(&p.url, r, None, None)).collect();
+        let results = py
+            .detach(|| -> Result<_, (usize, PageError)> {
+                let pages = self.rendered(pages)?;
+                let results = self.crawler.check_batch(&pages)?;
+                Ok(pages
+                    .iter()
+                    .zip(&results)
+                    .map(|(p, r)| CheckResult::of(&p.url, r, None, None).rendered(p.rendered))
+                    .collect())
+            })
+            .map_err(batch_error)?;
         answer(py, results, arrow)
     }
 
@@ -175,8 +209,17 @@ impl Index {
     /// `check_batch` does.
     fn check_and_insert_batch(&self, py: Python<'_>, pages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let (pages, arrow) = pages_of(pages)?;
-        let checked = py.detach(|| self.crawler.check_and_insert_batch(&pages)).map_err(batch_error)?;
-        let results = pages.iter().zip(&checked).map(|(p, c)| CheckResult::checked(&p.url, c)).collect();
+        let results = py
+            .detach(|| -> Result<_, (usize, PageError)> {
+                let pages = self.rendered(pages)?;
+                let checked = self.crawler.check_and_insert_batch(&pages)?;
+                Ok(pages
+                    .iter()
+                    .zip(&checked)
+                    .map(|(p, c)| CheckResult::checked(&p.url, c).rendered(p.rendered))
+                    .collect())
+            })
+            .map_err(batch_error)?;
         answer(py, results, arrow)
     }
 
@@ -203,6 +246,13 @@ impl Index {
         self.crawler.index().path().to_path_buf()
     }
 
+    /// True when pages are rendered in Chromium before they are checked
+    /// (`render="on"` or `"auto"`).
+    #[getter]
+    fn renders(&self) -> bool {
+        self.crawler.renders()
+    }
+
     /// The Jaccard threshold of near duplicates (two pages of one host).
     #[getter]
     fn threshold(&self) -> f64 {
@@ -219,6 +269,16 @@ impl Index {
 
     fn __repr__(&self) -> String {
         format!("Index({:?})", self.crawler.index().path())
+    }
+}
+
+impl Index {
+    /// `pages` with their HTML rendered, when the index renders pages.
+    fn rendered(&self, pages: Vec<CrawledPage>) -> Result<Vec<CrawledPage>, (usize, PageError)> {
+        if !self.crawler.renders() {
+            return Ok(pages);
+        }
+        Ok(self.crawler.render_batch(&pages)?.into_iter().map(Cow::into_owned).collect())
     }
 }
 

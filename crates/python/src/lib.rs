@@ -11,6 +11,7 @@ mod arrow;
 mod clusters;
 mod index;
 mod pages;
+mod render;
 mod results;
 
 use pyo3::exceptions::{PyException, PyValueError};

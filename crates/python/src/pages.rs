@@ -35,6 +35,7 @@ pub(crate) fn crawled(
         redirects: redirects.unwrap_or_default().into_iter().map(|(url, status)| Hop { url, status }).collect(),
         canonical,
         title,
+        rendered: false,
     };
     page.validate().map_err(page_error)?;
     Ok(page)

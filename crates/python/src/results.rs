@@ -68,6 +68,9 @@ pub(crate) struct CheckResult {
     /// The page has no text of its own beyond its site's template as the
     /// index learned it: it is never seen on that text.
     pub(crate) template_only: bool,
+    /// The page's HTML was rendered in Chromium before it was checked
+    /// (`Index(render=...)`).
+    pub(crate) rendered: bool,
 }
 
 #[pymethods]
@@ -129,7 +132,13 @@ impl CheckResult {
             crawl,
             template: r.template.map(|t| t.as_str()),
             template_only: r.template_only,
+            rendered: false,
         }
+    }
+
+    /// The same result, saying whether the page was rendered.
+    pub(crate) fn rendered(self, rendered: bool) -> CheckResult {
+        CheckResult { rendered, ..self }
     }
 
     pub(crate) fn checked(url: &str, c: &Checked) -> CheckResult {

@@ -22,12 +22,15 @@
 //! assert_eq!(again.result.identical[0].url, "https://example.com/a");
 //! ```
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Deserialize;
 
 use crate::engine::{Config, Fingerprint, Fingerprinter};
 use crate::fetch::Hop;
+#[cfg(feature = "http")]
+use crate::fetch::{FetchConfig, Fetcher};
 use crate::source::{DocKey, Format, RawDocument};
 use crate::store::{CheckResult, Error as IndexError, Index, Page, Unsuppressed};
 use webdup_core::page::{Exchange, PageView};
@@ -62,6 +65,12 @@ pub struct CrawledPage {
     pub canonical: Option<String>,
     /// A title to keep in place of the page's own.
     pub title: Option<String>,
+    /// `html` is already the DOM a browser left (rendered by
+    /// [`Crawler::render`], or by the crawler's own browser): a crawler that
+    /// renders pages ([`Crawler::with_render`]) does not render it again.
+    /// Not a field of the HTTP API's pages.
+    #[serde(skip)]
+    pub rendered: bool,
 }
 
 impl CrawledPage {
@@ -136,11 +145,15 @@ pub struct Checked {
     pub crawl: String,
 }
 
-/// An index with the fingerprinter its pages are made with.
+/// An index with the fingerprinter its pages are made with and, when it
+/// renders pages ([`Crawler::with_render`]), the fetcher that renders them.
 pub struct Crawler {
     index: Arc<Index>,
     fingerprinter: Fingerprinter,
     default_crawl: String,
+    /// Renders pages' HTML and fetches what their scripts ask for.
+    #[cfg(feature = "http")]
+    renderer: Option<Fetcher>,
 }
 
 impl Crawler {
@@ -153,7 +166,71 @@ impl Crawler {
             index,
             fingerprinter: Fingerprinter::new(&Config { keep_pages: true, ..config.clone() }),
             default_crawl: default_crawl.into(),
+            #[cfg(feature = "http")]
+            renderer: None,
         }
+    }
+
+    /// Renders each page's HTML in a headless Chromium before it is
+    /// fingerprinted, as `--render` renders fetched pages
+    /// ([`crate::render`]): every page with [`crate::render::RenderMode::On`],
+    /// those that look client-rendered with `Auto`, none with `Off`. The
+    /// scripts, XHR and stylesheets the pages ask for are fetched by a
+    /// fetcher built from `fetch` (its address policy, robots.txt, delay,
+    /// user agent); the settings of the render step are `fetch.render`.
+    /// Fails before any page when they are unusable, Chromium among them
+    /// (the message says how to install it). Every check and store then
+    /// renders (single pages and batches alike), and a page that cannot
+    /// be rendered fails alone ([`Crawler::render`]). Must not be called
+    /// from inside an async runtime.
+    #[cfg(feature = "http")]
+    pub fn with_render(mut self, fetch: FetchConfig) -> crate::Result<Crawler> {
+        let fetch = fetch.validate()?;
+        self.renderer = match fetch.render.mode {
+            crate::render::RenderMode::Off => None,
+            _ => Some(Fetcher::new(fetch)?),
+        };
+        Ok(self)
+    }
+
+    /// Whether pages are rendered before they are fingerprinted.
+    pub fn renders(&self) -> bool {
+        #[cfg(feature = "http")]
+        let renders = self.renderer.is_some();
+        #[cfg(not(feature = "http"))]
+        let renders = false;
+        renders
+    }
+
+    /// `page` as it is fingerprinted: its HTML rendered when this crawler
+    /// renders pages ([`Crawler::with_render`]) and the render step takes it
+    /// (HTML, not yet [`CrawledPage::rendered`]; with `auto`, a page that
+    /// looks client-rendered), with `rendered` set; otherwise `page` itself.
+    /// Rendered at the page's `final_url` when it has one, its own origin
+    /// trusted as one the user named. A page that cannot be rendered is a
+    /// [`PageError::Content`] of kind `render`.
+    pub fn render<'a>(&self, page: &'a CrawledPage) -> Result<Cow<'a, CrawledPage>, PageError> {
+        #[cfg(feature = "http")]
+        if let (Some(fetcher), Some(html), false) = (&self.renderer, &page.html, page.rendered) {
+            page.validate()?;
+            let at = page.final_url.as_deref().unwrap_or(&page.url);
+            let done = fetcher.render(at, html.clone()).map_err(|e| PageError::Content {
+                url: page.url.clone(),
+                kind: e.kind.to_string(),
+                message: e.message,
+            })?;
+            if done.rendered {
+                return Ok(Cow::Owned(CrawledPage { html: Some(done.html), rendered: true, ..page.clone() }));
+            }
+        }
+        Ok(Cow::Borrowed(page))
+    }
+
+    /// [`Crawler::render`] for several pages, in parallel (rayon; the
+    /// fetcher's tabs bound how many render at once); the first failure in
+    /// page order, with its position, fails the batch.
+    pub fn render_batch<'a>(&self, pages: &'a [CrawledPage]) -> Result<Vec<Cow<'a, CrawledPage>>, (usize, PageError)> {
+        in_parallel(pages, |p| self.render(p))
     }
 
     pub fn index(&self) -> &Arc<Index> {
@@ -182,6 +259,7 @@ impl Crawler {
         learning: bool,
     ) -> Result<(Fingerprint, PageView, Option<Unsuppressed>), PageError> {
         page.validate()?;
+        let page = &*self.render(page)?;
         let (mut fp, shown) = match (&page.html, &page.text) {
             // The page budget (depth, elements, attributes) is checked by
             // the extractor itself, before any parser runs.
@@ -315,9 +393,9 @@ impl Crawler {
 
 /// `f` of each page, in order, run in parallel (rayon); the first failure
 /// in page order, with its position, fails the batch.
-fn in_parallel<T: Send>(
-    pages: &[CrawledPage],
-    f: impl Fn(&CrawledPage) -> Result<T, PageError> + Sync + Send,
+fn in_parallel<'a, T: Send>(
+    pages: &'a [CrawledPage],
+    f: impl Fn(&'a CrawledPage) -> Result<T, PageError> + Sync + Send,
 ) -> Result<Vec<T>, (usize, PageError)> {
     use rayon::prelude::*;
     let results: Vec<Result<T, PageError>> = pages.par_iter().map(f).collect();

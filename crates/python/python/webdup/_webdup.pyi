@@ -44,6 +44,8 @@ class CheckResult:
     (until it is, two pages of the site are matched conservatively); None when the index suppresses none."""
     template_only: bool
     """The page has no text of its own beyond its site's template as the index learned it (never seen on that text)."""
+    rendered: bool
+    """The page's HTML was rendered in Chromium before it was checked (``Index(render=...)``)."""
     @property
     def seen(self) -> bool: ...
     @property
@@ -69,9 +71,18 @@ class Index:
         threshold: Optional[float] = None,
         extractor: Optional[str] = None,
         crawl: str = "python",
-    ) -> None: ...
+        *,
+        render: Union[str, bool, None] = None,
+        chromium: Union[str, os.PathLike[str], None] = None,
+        render_timeout: Optional[float] = None,
+    ) -> None:
+        """``render``: "off" (default), "auto" or "on" (False, True) renders pages in a headless Chromium
+        before they are checked; ``chromium`` the browser, ``render_timeout`` a page's budget in seconds."""
     @property
     def path(self) -> pathlib.Path: ...
+    @property
+    def renders(self) -> bool:
+        """True when pages are rendered in Chromium before they are checked."""
     @property
     def threshold(self) -> float: ...
     @property
@@ -150,6 +161,10 @@ def cluster(
     pages: Union[Sequence[str], Sequence[PageDict]],
     threshold: Optional[float] = None,
     extractor: Optional[str] = None,
+    *,
+    render: Union[str, bool, None] = None,
+    chromium: Union[str, os.PathLike[str], None] = None,
+    render_timeout: Optional[float] = None,
 ) -> Clusters: ...
 def compare(
     a: str,

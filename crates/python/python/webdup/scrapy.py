@@ -57,6 +57,17 @@ Settings:
 - ``WEBDUP_URL_FIELD``, ``WEBDUP_HTML_FIELD``, ``WEBDUP_TEXT_FIELD``,
   ``WEBDUP_TAG_FIELD``: item field names (``url``, ``html``, ``text``,
   ``webdup``).
+- ``WEBDUP_RENDER``: ``off`` (default), ``auto`` or ``on`` (``True`` and
+  ``False`` too): pages are rendered in a headless Chromium before they are
+  checked (``Index(render=...)``): ``auto`` only those whose HTML looks
+  client-rendered (an empty application root and scripts). Their scripts
+  and data are fetched by webdup, not Scrapy. Counted in ``webdup/rendered``;
+  a page that cannot be rendered passes unchecked, with a warning, and is
+  counted in ``webdup/render_failed``. The middleware then checks in a worker
+  thread, off the reactor.
+- ``WEBDUP_CHROMIUM``: the browser (default: the ``WEBDUP_CHROMIUM``
+  environment variable, else ``chromium`` and the usual names on PATH).
+- ``WEBDUP_RENDER_TIMEOUT``: a page's render budget in seconds (default 10).
 """
 
 from __future__ import annotations
@@ -75,7 +86,7 @@ from scrapy.exceptions import DropItem, IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
 from twisted.internet.threads import deferToThread
 
-from . import CheckResult, Index
+from . import CheckResult, Index, WebdupError
 
 ACTIONS = ("drop", "tag")
 # The level Scrapy logs its own drop message at, with the whole item in it:
@@ -88,8 +99,24 @@ T = TypeVar("T")
 
 # One Index per file and process, shared by the pipeline and the middleware
 # of every spider: an Index is safe to share across threads.
-_open: dict[str, Index] = {}
+_open: dict[tuple[str, str, Optional[str], Optional[float]], Index] = {}
 _open_lock = threading.Lock()
+
+
+RENDER_MODES = ("off", "auto", "on")
+
+
+def _render_mode(value: Any) -> str:
+    """WEBDUP_RENDER as a mode: off, auto or on; True and False (or their spellings on the command line) too."""
+    if value is None or value is False:
+        return "off"
+    if value is True:
+        return "on"
+    mode = str(value).strip().lower()
+    mode = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off", "": "off"}.get(mode, mode)
+    if mode not in RENDER_MODES:
+        raise NotConfigured(f"WEBDUP_RENDER must be one of {', '.join(RENDER_MODES)} (or True, False), not {value!r}")
+    return mode
 
 
 def _index(settings: Any) -> Index:
@@ -98,11 +125,20 @@ def _index(settings: Any) -> Index:
         raise NotConfigured("set WEBDUP_INDEX to the index file, e.g. WEBDUP_INDEX = 'crawl.db'")
     threshold = settings.getfloat("WEBDUP_THRESHOLD") if settings.get("WEBDUP_THRESHOLD") is not None else None
     extractor = settings.get("WEBDUP_EXTRACTOR")
-    key = str(path)
+    render = _render_mode(settings.get("WEBDUP_RENDER"))
+    chromium = settings.get("WEBDUP_CHROMIUM") or None
+    timeout = settings.getfloat("WEBDUP_RENDER_TIMEOUT") if settings.get("WEBDUP_RENDER_TIMEOUT") is not None else None
+    key = (str(path), render, chromium, timeout)
     with _open_lock:
         if key not in _open:
-            _open[key] = Index(path, threshold=threshold, extractor=extractor)
+            _open[key] = Index(path, threshold=threshold, extractor=extractor, render=render, chromium=chromium,
+                               render_timeout=timeout)
         return _open[key]
+
+
+def _render_failed(index: Index, error: WebdupError) -> bool:
+    """True when `error` is a page's render failure (it then passes unchecked), not another page error."""
+    return index.renders and "[render]" in str(error)
 
 
 async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -167,6 +203,14 @@ class _Tally:
         self.add("duplicate")
         self.add(f"duplicate/{result.kind}")
 
+    def rendering(self) -> str:
+        """What rendering did, for the summary line ("" when no page was rendered or failed to be)."""
+        rendered, failed = self.counts["rendered"], self.counts["render_failed"]
+        if not rendered and not failed:
+            return ""
+        line = f"; {rendered} rendered in Chromium"
+        return line + (f", {failed} could not be (passed unchecked)" if failed else "")
+
     def by_kind(self, prefix: str, names: tuple[str, ...]) -> str:
         parts = [f"{name} {self.counts[f'{prefix}/{name}']}" for name in names if self.counts[f"{prefix}/{name}"]]
         return f" ({', '.join(parts)})" if parts else ""
@@ -226,7 +270,7 @@ class WebdupPipeline:
         line = f"{kept} items kept, {duplicates} {done}{self.tally.by_kind('duplicate', KINDS)}"
         if counts["not_a_page"]:
             line += f"; {counts['not_a_page']} items without a page (no url, or no html or text) passed unchecked"
-        return f"{line}; index {self.index.path}"
+        return f"{line}{self.tally.rendering()}; index {self.index.path}"
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         # A coroutine: Scrapy 2.14 and later deprecate a Deferred returned here.
@@ -240,10 +284,19 @@ class WebdupPipeline:
             return item
         # Off the reactor thread: extraction and SQLite release the GIL, so
         # pages are checked in parallel, and check_and_insert keeps that safe.
-        result = await _in_thread(self.index.check_and_insert, url, html=html, text=text, crawl=self.crawl)
+        try:
+            result = await _in_thread(self.index.check_and_insert, url, html=html, text=text, crawl=self.crawl)
+        except WebdupError as e:
+            if not _render_failed(self.index, e):
+                raise
+            self.tally.add("render_failed")
+            logger.warning("webdup could not render %s, passed unchecked: %s", url, e)
+            return item
         return self._decide(result, item, adapter)
 
     def _decide(self, result: CheckResult, item: Any, adapter: ItemAdapter) -> Any:
+        if result.rendered:
+            self.tally.add("rendered")
         if result.new:
             self.tally.add("new")
         else:
@@ -292,7 +345,7 @@ class WebdupDownloaderMiddleware:
         if skipped:
             line += (f", {skipped} passed unrecorded"
                      f"{self.tally.by_kind('skipped', ('navigation', 'template_only'))}")
-        return f"{line}; index {self.index.path}"
+        return f"{line}{self.tally.rendering()}; index {self.index.path}"
 
     def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
         if not isinstance(response, TextResponse) or response.status != 200:
@@ -314,8 +367,28 @@ class WebdupDownloaderMiddleware:
         if any(p.search(response.url) for p in self.skip_urls):
             self.tally.add("skipped/navigation")
             return response
-        result = self.index.check_and_insert(response.url, html=response.text, status=response.status,
-                                             crawl=self.crawl, skip_template_only=True)
+        check = functools.partial(self.index.check_and_insert, response.url, html=response.text,
+                                  status=response.status, crawl=self.crawl, skip_template_only=True)
+        if self.index.renders:
+            # A page takes about a second to render: in a worker thread, so
+            # the reactor goes on downloading (Scrapy awaits the coroutine).
+            return self._rendered(request, response, check)
+        return self._decide(request, response, check())
+
+    async def _rendered(self, request: Any, response: Any, check: Callable[[], CheckResult]) -> Any:
+        try:
+            result = await _in_thread(check)
+        except WebdupError as e:
+            if not _render_failed(self.index, e):
+                raise
+            self.tally.add("render_failed")
+            logger.warning("webdup could not render %s, passed unchecked: %s", response.url, e)
+            return response
+        if result.rendered:
+            self.tally.add("rendered")
+        return self._decide(request, response, result)
+
+    def _decide(self, request: Any, response: Any, result: CheckResult) -> Any:
         request.meta["webdup"] = describe(result)
         if result.seen:
             self.tally.add("ignored")

@@ -67,6 +67,8 @@ use webdup_core::DocKey;
 
 #[cfg(feature = "http")]
 pub use client::{Expansion, Fetcher};
+#[cfg(feature = "http")]
+pub use rendered::RenderedPage;
 
 /// Content types kept by default: HTML, XHTML and plain text.
 pub const DEFAULT_CONTENT_TYPES: &[&str] = &["text/html", "application/xhtml+xml", "text/plain"];

@@ -8,9 +8,11 @@ use ::url::Url;
 use reqwest::header;
 
 use super::client::{Inner, Purpose, empty_record};
-use super::policy::Reached;
-use super::{FetchError, FetchErrorKind, FetchOutcome};
+use super::policy::{Reached, Trust};
+use super::url::{UrlError, normalize};
+use super::{FetchError, FetchErrorKind, FetchOutcome, Fetcher};
 use crate::error::DocErrorKind;
+use crate::render::pool::Renderer;
 use crate::render::tab::{SubFetch, SubResponse};
 use crate::render::{RenderMode, looks_client_rendered};
 use crate::source::{Format, Location, Source};
@@ -20,6 +22,66 @@ use webdup_core::DocKey;
 /// decoded and whole.
 const DROPPED_HEADERS: &[header::HeaderName] =
     &[header::CONTENT_ENCODING, header::CONTENT_LENGTH, header::TRANSFER_ENCODING, header::CONNECTION];
+
+/// A page handed to [`Fetcher::render`], as the render step left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedPage {
+    /// The DOM Chromium left, or the HTML given when the page was not
+    /// rendered (rendering is off, or `auto` found no shell).
+    pub html: String,
+    /// `html` is the rendered DOM.
+    pub rendered: bool,
+    /// The HTML given looks like a client-rendered shell
+    /// ([`looks_client_rendered`]).
+    pub shell: bool,
+}
+
+impl Fetcher {
+    /// Renders a page the caller already fetched (a crawler's response), as
+    /// a fetched page is rendered ([`crate::render`]): with
+    /// [`RenderMode::On`] always, with [`RenderMode::Auto`] when it looks
+    /// client-rendered, never with [`RenderMode::Off`]. Its requests are
+    /// fetched by this fetcher under the address policy and robots.txt of
+    /// their origin, as a page's are; the page's own origin counts as one
+    /// the user named (a loopback page may load its own scripts), every
+    /// other internal address is refused ([`crate::fetch::policy`]).
+    ///
+    /// Blocks until the page is rendered, at most its budget
+    /// ([`crate::render::RenderConfig::timeout`]) after a tab is free; safe
+    /// to call from many threads at once (the fetcher's tabs bound how many
+    /// render). Must not be called from inside an async runtime.
+    ///
+    /// Fails with [`FetchErrorKind::Render`] when the page cannot be
+    /// rendered (its scripts never stop, it navigates away, its DOM is too
+    /// large, Chromium died...), [`FetchErrorKind::InvalidUrl`] or
+    /// [`FetchErrorKind::Scheme`] for a URL that is not http(s).
+    pub fn render(&self, url: &str, html: String) -> Result<RenderedPage, FetchError> {
+        let shell = looks_client_rendered(&html);
+        let unchanged = |html| Ok(RenderedPage { html, rendered: false, shell });
+        let Some(renderer) = &self.inner.renderer else {
+            return unchanged(html);
+        };
+        if renderer.config().mode == RenderMode::Auto && !shell {
+            return unchanged(html);
+        }
+        let page = normalize(url, true).map_err(|e| {
+            let kind = match e {
+                UrlError::Scheme(_) => FetchErrorKind::Scheme,
+                UrlError::Invalid(_) => FetchErrorKind::InvalidUrl,
+            };
+            FetchError::new(kind, format!("{e}: {url}"))
+        })?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(FetchError::new(
+                FetchErrorKind::Internal,
+                "Fetcher::render was called from inside an async runtime",
+            ));
+        }
+        let trust = self.inner.policy.check(&page, Reached::Named).ok();
+        let html = self.runtime.block_on(self.inner.render_html(renderer, &page, trust, &html))?;
+        Ok(RenderedPage { html, rendered: true, shell })
+    }
+}
 
 impl Inner {
     /// Marks an HTML page that looks client-rendered, and renders it when
@@ -42,6 +104,32 @@ impl Inner {
         // named, public otherwise; its requests are reached from it.
         let named = self.trust_of(requested);
         let trust = self.policy.check(&page, Reached::From { from: requested, trust: &named }).ok();
+        match self.render_html(renderer, &page, trust, &doc.body).await {
+            Ok(html) => {
+                doc.body = html;
+                outcome.record.rendered = true;
+            }
+            Err(e) => {
+                outcome.document = None;
+                outcome.record.error = Some(e);
+            }
+        }
+        outcome.record.elapsed += start.elapsed();
+        outcome
+    }
+
+    /// Renders `html` served as `page`, whose own trust is `trust` (`None`:
+    /// the policy refuses the page's address, so every request it makes is
+    /// refused too); the requests it makes are fetched by
+    /// [`Inner::fetch_subresource`]. The one way a page is rendered, fetched
+    /// here or handed over by the caller ([`Fetcher::render`]).
+    async fn render_html(
+        self: &Arc<Self>,
+        renderer: &Renderer,
+        page: &Url,
+        trust: Option<Trust>,
+        html: &str,
+    ) -> Result<String, FetchError> {
         let inner = self.clone();
         let from = page.clone();
         let fetch: SubFetch = Arc::new(move |url: Url| {
@@ -51,19 +139,11 @@ impl Inner {
                 inner.fetch_subresource(&from, trust, url).await.map_err(|e| e.to_string())
             })
         });
-        match renderer.render(&page, &doc.body, self.config.max_bytes, fetch).await {
-            Ok(html) => {
-                doc.body = html;
-                outcome.record.rendered = true;
-            }
-            Err(message) => {
-                outcome.document = None;
-                outcome.record.error =
-                    Some(FetchError { kind: FetchErrorKind::Render, message, doc_kind: DocErrorKind::Render });
-            }
-        }
-        outcome.record.elapsed += start.elapsed();
-        outcome
+        renderer.render(page, html, self.config.max_bytes, fetch).await.map_err(|message| FetchError {
+            kind: FetchErrorKind::Render,
+            message,
+            doc_kind: DocErrorKind::Render,
+        })
     }
 
     /// Fetches `url`, which the page `from` (fetched with `trust`) asked
@@ -72,7 +152,7 @@ impl Inner {
     pub(super) async fn fetch_subresource(
         &self,
         from: &Url,
-        trust: super::policy::Trust,
+        trust: Trust,
         url: Url,
     ) -> Result<SubResponse, FetchError> {
         let trust = self

@@ -145,6 +145,10 @@ impl MatchSettings {
     }
 }
 
+/// Candidate pairs (positions in `docs`, each `(low, high)`, sorted) and
+/// the counts of how they were found.
+pub type Candidates = (Vec<(u32, u32)>, Stats);
+
 /// Candidate pairs among `docs` for `threshold`, by the chosen method;
 /// `sets` are theirs, by position (for the sizes containment bands by).
 pub fn candidate_pairs<S: Sketches + ?Sized>(
@@ -154,7 +158,7 @@ pub fn candidate_pairs<S: Sketches + ?Sized>(
     matching: &MatchSettings,
     permutations: usize,
     threshold: f64,
-) -> Result<(Vec<(u32, u32)>, Stats), S::Error> {
+) -> Result<Candidates, S::Error> {
     let mut stats = Stats::default();
     let mut pairs = Vec::new();
     if matches!(matching.method, Method::MinHash | Method::Both) {

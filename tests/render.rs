@@ -565,6 +565,45 @@ fn follow_reads_links_from_the_rendered_dom() {
     assert_eq!(crawl("off"), BTreeSet::from([site.url("/start")]));
 }
 
+/// `index add --render`: the client-rendered pages are stored as a browser
+/// shows them, so the pre-rendered copies of the same articles are found
+/// in the index; stored as fetched, the shells hold no text and nothing is.
+#[test]
+fn index_add_stores_rendered_pages() {
+    need_chromium!();
+    let site = site(|_| None);
+    let names: Vec<String> = articles().into_keys().collect();
+    let csr: Vec<String> = names.iter().map(|n| site.url(&format!("/csr/{n}"))).collect();
+    let ssr: Vec<String> = names.iter().map(|n| site.url(&format!("/ssr/{n}"))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let seen = |render: &str| {
+        let db = dir.path().join(format!("{render}.db"));
+        let db = db.to_str().unwrap();
+        let add = Command::new(env!("CARGO_BIN_EXE_webdup"))
+            .args(["index", "add", "--index", db, "--crawl", "c1", "--delay", "0", "--quiet"])
+            .args(["--render", render, "--render-timeout", LOADED])
+            .args(&csr)
+            .output()
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_webdup"))
+            .args(["cluster", "--index", db, "-f", "json", "--delay", "0", "--quiet"])
+            .args(&ssr)
+            .output()
+            .unwrap();
+        let v = report(&out);
+        let stderr = String::from_utf8_lossy(&add.stderr);
+        let seen: BTreeSet<String> = v["indexed"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no index rows: {v}; index add: {stderr}"))
+            .iter()
+            .map(|r| r["doc"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .collect();
+        seen
+    };
+    assert_eq!(seen("on"), names.iter().cloned().collect::<BTreeSet<_>>(), "every article found, rendered");
+    assert!(seen("off").is_empty(), "the shells' text is never read without --render");
+}
+
 /// `Fetcher::render`: a page the caller already fetched (a crawler's
 /// response) goes through the same render step as a fetched page. Its own
 /// origin is trusted as named (its script on 127.0.0.1 is fetched), any

@@ -7,8 +7,10 @@
 //! sketch it, and to confirm the candidate pairs it is in. A spilled run
 //! writes them to one unnamed temporary file (gone when the run is) as
 //! pages are fingerprinted, keeps 12 bytes per set in memory, and reads a
-//! set back with one positioned read when a stage needs it. The answer is
-//! the same as with the sets in memory; only where they wait differs.
+//! set back with one positioned read when a stage needs it. Its MinHash
+//! signature (512 bytes at 128 permutations) follows once it is sketched,
+//! read back by LSH a few bands a pass. The answer is the same as with the
+//! sets in memory; only where they wait differs.
 
 use std::collections::HashMap;
 use std::fs::File;

@@ -266,6 +266,15 @@ fn mixed(site: &Site) -> (BTreeSet<String>, Vec<String>) {
     (shells, list)
 }
 
+/// The articles' names, and their URLs on `site` client-rendered (`/csr/`)
+/// and pre-rendered (`/ssr/`).
+fn articles_at(site: &Site) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let names: Vec<String> = articles().into_keys().collect();
+    let at = |kind: &str| names.iter().map(|n| site.url(&format!("/{kind}/{n}"))).collect();
+    let (csr, ssr) = (at("csr"), at("ssr"));
+    (names, csr, ssr)
+}
+
 fn expected_clusters() -> BTreeSet<BTreeSet<String>> {
     let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
     BTreeSet::from([set(&["ferry", "ferry-again", "ferry-copy"]), set(&["mill", "mill-copy"])])
@@ -275,9 +284,7 @@ fn expected_clusters() -> BTreeSet<BTreeSet<String>> {
 fn rendered_site_clusters_like_the_prerendered_one() {
     need_chromium!();
     let site = site(|_| None);
-    let names: Vec<String> = articles().into_keys().collect();
-    let csr: Vec<String> = names.iter().map(|n| site.url(&format!("/csr/{n}"))).collect();
-    let ssr: Vec<String> = names.iter().map(|n| site.url(&format!("/ssr/{n}"))).collect();
+    let (names, csr, ssr) = articles_at(&site);
 
     let plain = report(&webdup(&[], &ssr));
     assert_eq!(clusters(&plain), expected_clusters(), "the pre-rendered site");
@@ -572,9 +579,7 @@ fn follow_reads_links_from_the_rendered_dom() {
 fn index_add_stores_rendered_pages() {
     need_chromium!();
     let site = site(|_| None);
-    let names: Vec<String> = articles().into_keys().collect();
-    let csr: Vec<String> = names.iter().map(|n| site.url(&format!("/csr/{n}"))).collect();
-    let ssr: Vec<String> = names.iter().map(|n| site.url(&format!("/ssr/{n}"))).collect();
+    let (names, csr, ssr) = articles_at(&site);
     let dir = tempfile::tempdir().unwrap();
     let seen = |render: &str| {
         let db = dir.path().join(format!("{render}.db"));
@@ -592,13 +597,12 @@ fn index_add_stores_rendered_pages() {
             .unwrap();
         let v = report(&out);
         let stderr = String::from_utf8_lossy(&add.stderr);
-        let seen: BTreeSet<String> = v["indexed"]
+        v["indexed"]
             .as_array()
             .unwrap_or_else(|| panic!("no index rows: {v}; index add: {stderr}"))
             .iter()
             .map(|r| r["doc"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
-            .collect();
-        seen
+            .collect::<BTreeSet<String>>()
     };
     assert_eq!(seen("on"), names.iter().cloned().collect::<BTreeSet<_>>(), "every article found, rendered");
     assert!(seen("off").is_empty(), "the shells' text is never read without --render");

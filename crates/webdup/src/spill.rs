@@ -141,24 +141,42 @@ impl Spill {
 
     /// Appends `set` and returns its place.
     pub fn put(&self, set: &[u64]) -> Result<Place, SpillError> {
-        let len = u32::try_from(set.len()).map_err(std::io::Error::other)?;
-        let bytes: Vec<u8> = set.iter().flat_map(|h| h.to_le_bytes()).collect();
-        self.append(&bytes, len)
+        self.put_values(set, u64::to_le_bytes)
     }
 
     /// Appends a MinHash signature and returns its place.
     pub fn put_signature(&self, signature: &[u32]) -> Result<Place, SpillError> {
-        let len = u32::try_from(signature.len()).map_err(std::io::Error::other)?;
-        let bytes: Vec<u8> = signature.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.append(&bytes, len)
+        self.put_values(signature, u32::to_le_bytes)
     }
 
     /// The signature at `place`, into `buf` (replacing what it held).
     pub fn get_signature(&self, place: Place, buf: &mut Vec<u32>) -> Result<(), SpillError> {
-        let mut bytes = vec![0u8; place.len() * 4];
+        self.get_values(place, buf, u32::from_le_bytes)
+    }
+
+    /// Appends `values`, each as `bytes_of` writes it; the place counts values.
+    fn put_values<T: Copy, const N: usize>(
+        &self,
+        values: &[T],
+        bytes_of: fn(T) -> [u8; N],
+    ) -> Result<Place, SpillError> {
+        let len = u32::try_from(values.len()).map_err(std::io::Error::other)?;
+        let bytes: Vec<u8> = values.iter().flat_map(|&v| bytes_of(v)).collect();
+        self.append(&bytes, len)
+    }
+
+    /// The values at `place`, each read by `of_bytes`, into `buf` (replacing
+    /// what it held).
+    fn get_values<T, const N: usize>(
+        &self,
+        place: Place,
+        buf: &mut Vec<T>,
+        of_bytes: fn([u8; N]) -> T,
+    ) -> Result<(), SpillError> {
+        let mut bytes = vec![0u8; place.len() * N];
         read_at(&self.file, &mut bytes, place.at())?;
         buf.clear();
-        buf.extend(bytes.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default())));
+        buf.extend(bytes.chunks_exact(N).map(|b| of_bytes(b.try_into().unwrap_or([0; N]))));
         Ok(())
     }
 
@@ -195,11 +213,7 @@ impl Spill {
 
     /// The set at `place`, into `buf` (replacing what it held).
     pub fn get(&self, place: Place, buf: &mut Vec<u64>) -> Result<(), SpillError> {
-        let mut bytes = vec![0u8; place.len() * 8];
-        read_at(&self.file, &mut bytes, place.at())?;
-        buf.clear();
-        buf.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())));
-        Ok(())
+        self.get_values(place, buf, u64::from_le_bytes)
     }
 
     /// The set at `place`, as a new vector.

@@ -107,11 +107,18 @@ pub fn candidate_pairs(signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u3
 
 /// [`candidate_pairs`] with the bands run by `units`.
 pub fn candidate_pairs_on(units: &impl Units, signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u32)> {
-    crate::sets::always(candidate_pairs_by(units, signatures.len(), params, &|i, buf: &mut Vec<u32>| {
+    crate::sets::always(candidate_pairs_by(units, signatures.len(), params, &held(signatures)))
+}
+
+/// Reads signatures held in memory, as [`candidate_pairs_by`] reads them.
+fn held<'a>(
+    signatures: &'a [&'a [u32]],
+) -> impl Fn(u32, &mut Vec<u32>) -> Result<(), std::convert::Infallible> + Sync + 'a {
+    |i, buf| {
         buf.clear();
         buf.extend_from_slice(signatures[i as usize]);
         Ok(())
-    }))
+    }
 }
 
 /// Bands keyed in one pass over the signatures: each pass reads every
@@ -254,11 +261,7 @@ pub fn containment_pairs_on(
     threshold: f64,
     permutations: usize,
 ) -> (Vec<(u32, u32)>, ContainmentPlan) {
-    crate::sets::always(containment_pairs_by(units, sizes, threshold, permutations, &|i, buf: &mut Vec<u32>| {
-        buf.clear();
-        buf.extend_from_slice(signatures[i as usize]);
-        Ok(())
-    }))
+    crate::sets::always(containment_pairs_by(units, sizes, threshold, permutations, &held(signatures)))
 }
 
 /// [`containment_pairs_on`] with document `i`'s signature put in `buf` by

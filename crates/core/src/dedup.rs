@@ -390,6 +390,9 @@ pub fn neighbors_in<S: Sketches + ?Sized>(
     for list in &mut out {
         list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(x.key.cmp(&y.key)));
         list.truncate(top);
+        // A run of a million pages keeps one neighbour each, not the room
+        // that collecting them left.
+        list.shrink_to_fit();
     }
     Ok(out)
 }

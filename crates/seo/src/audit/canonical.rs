@@ -44,29 +44,36 @@ pub fn same_url(a: &str, b: &str) -> bool {
 
 /// The last status each URL answered with in the run: every hop of every
 /// redirect chain (so a canonical naming a redirecting URL is seen as 301),
-/// and each page's final URL.
+/// and each page's final URL. URLs are held as the 128-bit hash of their
+/// [`url_key`] (XXH3, as pages' digests are): 24 bytes a URL rather than
+/// the URL twice, and a collision as unlikely as two pages' digests'.
 pub struct StatusIndex {
-    status: HashMap<String, Option<u16>>,
+    status: HashMap<u128, Option<u16>>,
 }
 
 impl StatusIndex {
     /// From the pages' rows (each page's final answer) and the responses
     /// before them (every hop of every redirect chain).
     pub fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
-        let mut status = HashMap::new();
+        let mut status = HashMap::with_capacity(pages.len());
         for hop in hops {
-            status.insert(url_key(&hop.url), Some(hop.status));
+            status.insert(key_of(&hop.url), Some(hop.status));
         }
         for p in pages {
-            status.entry(url_key(&p.url)).or_insert(p.status);
+            status.entry(key_of(&p.url)).or_insert(p.status);
         }
         StatusIndex { status }
     }
 
     /// `Some(status)` when the run fetched `url` and got an answer.
     pub fn get(&self, url: &str) -> Option<u16> {
-        self.status.get(&url_key(url)).copied().flatten()
+        self.status.get(&key_of(url)).copied().flatten()
     }
+}
+
+/// The hash a [`StatusIndex`] holds a URL by.
+fn key_of(url: &str) -> u128 {
+    u128::from_le_bytes(webdup_core::fingerprint::page_digest(&url_key(url)))
 }
 
 /// The canonical verdict on one cluster.

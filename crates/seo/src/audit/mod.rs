@@ -748,18 +748,12 @@ fn fill_matches<S: Sketches + ?Sized>(
     settings: &AuditSettings,
 ) -> std::result::Result<(), S::Error> {
     // Copies as the clustering groups them: the same text when there is
-    // enough of it, else the same page.
-    let mut first: HashMap<dedup::CopyOf, usize> = HashMap::new();
-    let mut group = vec![0usize; docs.len()];
-    let mut copies: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
-    for (i, d) in docs.iter().enumerate() {
-        // A page that is only its site's template is no one's copy.
-        let copy_of = dedup::CopyOf::new(d.digest, sets.len(i as u32), d.page_digest);
-        let g = if d.template_only { i } else { copy_of.map_or(i, |c| *first.entry(c).or_insert(i)) };
-        group[i] = g;
-        copies[g].push(i);
-    }
-    let mut near: Vec<Vec<(usize, f64)>> = vec![Vec::new(); docs.len()];
+    // enough of it, else the same page. Every list below is a flat table
+    // of `u32`s (a million pages' lists of lists were a quarter of the
+    // audit's peak).
+    let group = first_copies(docs, sets);
+    let copies = Lists::of(docs.len(), || group.iter().enumerate().map(|(i, &g)| (g, i as u32)));
+    let mut halves = Vec::with_capacity(clustering.edges.len() * 2);
     for e in &clustering.edges {
         let (Some(a), Some(b)) = (position_of(docs, e.a), position_of(docs, e.b)) else {
             continue;
@@ -767,19 +761,26 @@ fn fill_matches<S: Sketches + ?Sized>(
         let (a, b) = (group[a], group[b]);
         if a != b {
             let j = e.overlap.jaccard();
-            near[a].push((b, j));
-            near[b].push((a, j));
+            halves.push((a, (b, j)));
+            halves.push((b, (a, j)));
         }
     }
-    let mut near_misses: Option<Vec<Vec<dedup::Neighbor>>> = None;
+    let near = Lists::of(docs.len(), || halves.iter().copied());
+    drop(halves);
+    let mut near_misses: Option<Vec<Option<(u32, f64)>>> = None;
     for i in 0..docs.len() {
         let g = group[i];
-        let others = copies[g].len() - 1;
-        let count = others + near[g].iter().map(|&(h, _)| copies[h].len()).sum::<usize>();
+        let members = copies.get(g);
+        let others = members.len() - 1;
+        let count = others + near.get(g).iter().map(|&(h, _)| copies.get(h).len()).sum::<usize>();
         let closest = if others > 0 {
-            copies[g].iter().find(|&&c| c != i).map(|&c| (c, 1.0))
+            members.iter().find(|&&c| c as usize != i).map(|&c| (c as usize, 1.0))
         } else {
-            near[g].iter().copied().max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+            near.get(g)
+                .iter()
+                .copied()
+                .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+                .map(|(c, j)| (c as usize, j))
         };
         // A page with no duplicate still shows its nearest page from
         // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79)
@@ -790,11 +791,13 @@ fn fill_matches<S: Sketches + ?Sized>(
                 if near_misses.is_none() {
                     let jaccard = MatchSettings { measure: Measure::Jaccard, ..settings.matching.clone() };
                     let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
-                    near_misses =
-                        Some(dedup::neighbors_in(units, docs, sets, &jaccard, &settings.fingerprint, floor, 1)?);
+                    let found = dedup::neighbors_in(units, docs, sets, &jaccard, &settings.fingerprint, floor, 1)?;
+                    let nearest = |list: Vec<dedup::Neighbor>| {
+                        list.first().and_then(|n| Some((position_of(docs, n.key)? as u32, n.jaccard)))
+                    };
+                    near_misses = Some(found.into_iter().map(nearest).collect());
                 }
-                let misses = near_misses.as_ref().map_or(&[][..], Vec::as_slice);
-                misses[i].first().and_then(|n| Some((position_of(docs, n.key)?, n.jaccard)))
+                near_misses.as_ref().and_then(|m| m[i]).map(|(c, j)| (c as usize, j))
             }
         };
         let p = &mut pages[page_of_doc[i]];
@@ -810,6 +813,55 @@ fn fill_matches<S: Sketches + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// Each document's group of copies: the first document of its text (or,
+/// too thin to judge by text, of its page), itself when it has none or is
+/// only its site's template (no one's copy).
+fn first_copies<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> Vec<u32> {
+    let mut first: HashMap<dedup::CopyOf, u32> = HashMap::new();
+    docs.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let i = i as u32;
+            let copy_of = dedup::CopyOf::new(d.digest, sets.len(i), d.page_digest);
+            if d.template_only { i } else { copy_of.map_or(i, |c| *first.entry(c).or_insert(i)) }
+        })
+        .collect()
+}
+
+/// Lists of values by owner `0..owners`, in one table (compressed rows):
+/// each owner's values in the order given.
+struct Lists<T> {
+    /// Owner `o`'s values are `values[starts[o]..starts[o + 1]]`.
+    starts: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T: Copy + Default> Lists<T> {
+    /// The lists of `owners` owners from the (owner, value) pairs that
+    /// `pairs` gives (twice: once to count, once to place).
+    fn of<I: Iterator<Item = (u32, T)>>(owners: usize, pairs: impl Fn() -> I) -> Lists<T> {
+        let mut starts = vec![0u32; owners + 1];
+        for (o, _) in pairs() {
+            starts[o as usize + 1] += 1;
+        }
+        for o in 0..owners {
+            starts[o + 1] += starts[o];
+        }
+        let mut next = starts.clone();
+        let mut values = vec![T::default(); starts[owners] as usize];
+        for (o, v) in pairs() {
+            values[next[o as usize] as usize] = v;
+            next[o as usize] += 1;
+        }
+        Lists { starts, values }
+    }
+
+    /// Owner `o`'s values.
+    fn get(&self, o: u32) -> &[T] {
+        &self.values[self.starts[o as usize] as usize..self.starts[o as usize + 1] as usize]
+    }
 }
 
 /// Groups of two or more analysed, indexable pages whose value is the same

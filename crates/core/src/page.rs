@@ -205,15 +205,18 @@ impl RecordMeta {
     /// [`observe`] merges from the markup and the exchange's headers (left
     /// unknown when neither says anything).
     pub fn of(meta: Option<&PageMeta>, title: Option<&str>, exchange: Option<&Exchange>) -> RecordMeta {
-        let mut out = RecordMeta {
-            title: meta.and_then(|m| m.title.clone()).or_else(|| title.map(str::to_string)),
-            description: meta.and_then(|m| m.description.clone()),
-            h1: meta.and_then(|m| m.h1.clone()),
-            ..RecordMeta::default()
-        };
+        RecordMeta::taken(meta.cloned(), title.map(str::to_string), exchange)
+    }
+
+    /// [`RecordMeta::of`] a page's metadata given whole: its strings move
+    /// into the record rather than being copied.
+    pub fn taken(meta: Option<PageMeta>, title: Option<String>, exchange: Option<&Exchange>) -> RecordMeta {
         let headers = exchange.is_some_and(|e| e.link_canonical.is_some() || e.x_robots_tag.is_some());
-        if meta.is_some() || headers {
-            out.observe(observe(meta, exchange));
+        let observed = (meta.is_some() || headers).then(|| observe(meta.as_ref(), exchange));
+        let (own_title, description, h1) = meta.map(|m| (m.title, m.description, m.h1)).unwrap_or_default();
+        let mut out = RecordMeta { title: own_title.or(title), description, h1, ..RecordMeta::default() };
+        if let Some(o) = observed {
+            out.observe(o);
         }
         out
     }
@@ -269,20 +272,27 @@ impl PageRecord {
     /// its main text). Its content's sizes and digest are
     /// [`PageRecord::with_content`]'s.
     pub fn observed(url: String, page: Option<PageView>, exchange: Option<&Exchange>) -> PageRecord {
+        PageRecord::exchanged(url, page, exchange.cloned())
+    }
+
+    /// [`PageRecord::observed`] with the exchange given whole: the page's
+    /// and the exchange's strings move into the record.
+    pub fn exchanged(url: String, page: Option<PageView>, exchange: Option<Exchange>) -> PageRecord {
         let page = page.unwrap_or_default();
-        let meta = RecordMeta::of(page.meta.as_deref(), page.title.as_deref(), exchange);
-        let error = exchange.and_then(|e| e.error.clone());
+        let meta = RecordMeta::taken(page.meta.map(|m| *m), page.title, exchange.as_ref());
+        let Exchange { final_url, status, redirects, error, .. } = exchange.unwrap_or_default();
+        let (error_kind, error) = error.unzip();
         PageRecord {
             id: 0,
             crawl: String::new(),
             url,
-            final_url: exchange.and_then(|e| e.final_url.clone()),
-            status: exchange.and_then(|e| e.status),
+            final_url,
+            status,
             fetched_at: 0,
-            error_kind: error.as_ref().map(|e| e.0.clone()),
-            error: error.map(|e| e.1),
+            error_kind,
+            error,
             meta,
-            redirects: exchange.map(|e| e.redirects.clone()).unwrap_or_default(),
+            redirects,
             word_count: 0,
             digest: None,
             simhash: None,

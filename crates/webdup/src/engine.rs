@@ -77,6 +77,9 @@ pub struct Config {
     /// its status, redirects, the canonical and robots headers, its error),
     /// not the headers and inputs the run's own report lists: for `audit`,
     /// whose report shows pages, not fetches (about 0.2 KB a page less).
+    /// The run's redirects are then folded ([`crate::run::Loaded::fold_redirects`])
+    /// before its pages are recorded, and each record takes its fetch's
+    /// strings: the fetch keeps its key, status, error and render flags.
     /// Off by default.
     #[serde(skip)]
     pub slim_fetches: bool,

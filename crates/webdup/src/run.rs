@@ -496,6 +496,34 @@ fn slimmed(record: FetchRecord) -> FetchRecord {
     FetchRecord { chain, content_type: None, last_modified: None, etag: None, duplicates: Vec::new(), ..record }
 }
 
+/// A fetched page's input (`id` when it is a document's, else the fetch's
+/// own), the URL its record names (the one asked for, else the input) and
+/// what its fetch saw: copied, or with `take` taken from the fetch, which
+/// keeps its key, status, error and render flags.
+fn exchange_of(r: &mut FetchRecord, take: bool, id: Option<&str>) -> (String, String, Option<Exchange>) {
+    let id = match id {
+        Some(id) if !take || id != r.id => id.to_string(),
+        _ if take => std::mem::take(&mut r.id),
+        _ => r.id.clone(),
+    };
+    if !take {
+        let url = r.url.clone().unwrap_or_else(|| id.clone());
+        return (id, url, Some(Exchange::from(&*r)));
+    }
+    let url = r.url.take().unwrap_or_else(|| id.clone());
+    let mut redirects = std::mem::take(&mut r.chain);
+    redirects.pop();
+    let exchange = Exchange {
+        final_url: r.final_url.take(),
+        status: r.status,
+        redirects,
+        link_canonical: r.canonical.take(),
+        x_robots_tag: r.x_robots_tag.take(),
+        error: r.error.as_ref().map(|e| (e.kind.as_str().to_string(), e.message.clone())),
+    };
+    (id, url, Some(exchange))
+}
+
 /// One page of a run: the input, its record, and what became of its content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunPage {
@@ -519,7 +547,13 @@ impl Loaded {
     pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
         let learned = self.corpus.finish(config, known);
         if !config.skip_records {
-            self.record_pages();
+            if config.slim_fetches {
+                // The audit's order: one page per final URL first, so that
+                // each record can take its fetch's strings rather than copy
+                // them (nothing reads them after).
+                self.fold_redirects();
+            }
+            self.record_pages(config.slim_fetches);
         }
         learned
     }
@@ -528,32 +562,50 @@ impl Loaded {
     /// taken from [`Corpus::pages`]), failures and fetch records, each joined
     /// by key to what its fetch recorded: the one place a page and its
     /// exchange meet. A fetch that redirected and has no document of its own
-    /// is a `Redirect`.
-    fn record_pages(&mut self) {
-        let by_key: HashMap<DocKey, &FetchRecord> = self.fetches.iter().map(|r| (r.key, r)).collect();
-        let exchange = |key: DocKey| by_key.get(&key).map(|r| Exchange::from(*r));
-        let url_of = |id: &str, key: DocKey| by_key.get(&key).and_then(|r| r.url.clone()).unwrap_or_else(|| id.into());
+    /// is a `Redirect`. With `take` ([`Config::slim_fetches`]) each record
+    /// takes its fetch's id, URLs, redirects and headers, and the fetch keeps
+    /// its key, status, error and render flags.
+    fn record_pages(&mut self, take: bool) {
         let mut shown = std::mem::take(&mut self.corpus.pages);
         let corpus = &self.corpus;
         let mut pages = Vec::with_capacity(corpus.len());
-        for d in &corpus.docs {
-            let record = PageRecord::observed(url_of(&d.id, d.key), shown.remove(&d.key), exchange(d.key).as_ref())
-                .with_content(d.word_count, &d.digest, d.simhash, corpus.shingle_count(d));
-            pages.push(RunPage { key: d.key, id: d.id.clone(), record, content: Content::Doc(d.key) });
-        }
-        for e in &corpus.errors {
-            let mut record = PageRecord::observed(url_of(&e.id, e.key), None, exchange(e.key).as_ref());
-            if record.error_kind.is_none() {
-                (record.error_kind, record.error) = (Some(e.kind.as_str().into()), Some(e.message.clone()));
+        {
+            let mut by_key: HashMap<DocKey, &mut FetchRecord> = self.fetches.iter_mut().map(|r| (r.key, r)).collect();
+            // The page's input, the URL its record names and what its fetch
+            // saw, for a page of input `id`.
+            let mut fetched = |id: &str, key: DocKey| match by_key.get_mut(&key) {
+                None => (id.to_string(), id.to_string(), None),
+                Some(r) => exchange_of(r, take, Some(id)),
+            };
+            for d in &corpus.docs {
+                let (id, url, exchange) = fetched(&d.id, d.key);
+                let record = PageRecord::exchanged(url, shown.remove(&d.key), exchange).with_content(
+                    d.word_count,
+                    &d.digest,
+                    d.simhash,
+                    corpus.shingle_count(d),
+                );
+                pages.push(RunPage { key: d.key, id, record, content: Content::Doc(d.key) });
             }
-            let content = Content::Failed { kind: e.kind.as_str().into(), message: e.message.clone() };
-            pages.push(RunPage { key: e.key, id: e.id.clone(), record, content });
+            for e in &corpus.errors {
+                let (id, url, exchange) = fetched(&e.id, e.key);
+                let mut record = PageRecord::exchanged(url, None, exchange);
+                if record.error_kind.is_none() {
+                    (record.error_kind, record.error) = (Some(e.kind.as_str().into()), Some(e.message.clone()));
+                }
+                let content = Content::Failed { kind: e.kind.as_str().into(), message: e.message.clone() };
+                pages.push(RunPage { key: e.key, id, record, content });
+            }
         }
         let present: HashSet<DocKey> = pages.iter().map(|p| p.key).collect();
-        for r in self.fetches.iter().filter(|r| r.chain.len() > 1 && !present.contains(&r.key)) {
-            let url = r.url.clone().unwrap_or_else(|| r.id.clone());
-            let record = PageRecord::observed(url, None, Some(&Exchange::from(r)));
-            pages.push(RunPage { key: r.key, id: r.id.clone(), record, content: Content::Redirect });
+        for r in self.fetches.iter_mut().filter(|r| r.chain.len() > 1 && !present.contains(&r.key)) {
+            let (id, url, exchange) = exchange_of(r, take, None);
+            pages.push(RunPage {
+                key: r.key,
+                id,
+                record: PageRecord::exchanged(url, None, exchange),
+                content: Content::Redirect,
+            });
         }
         // Keys are unique (documents, failures and bare redirects are
         // disjoint): the unstable sort orders them the same, without the
@@ -666,6 +718,35 @@ mod tests {
                 assert_eq!(slim.chain, whole.chain);
             }
             assert_eq!((slim.content_type, slim.etag, slim.duplicates.len()), (None, None, 0));
+        }
+    }
+
+    #[test]
+    fn a_record_that_takes_its_fetch_is_the_record_that_copies_it() {
+        let failed: FetchRecord = serde_json::from_value(serde_json::json!({
+            "id": "https://a.test/gone", "order": 4, "url": "https://a.test/gone", "final_url": "https://a.test/gone",
+            "status": 404, "chain": [{"url": "https://a.test/gone", "status": 404}], "bytes": 0, "elapsed": 3,
+            "from_cache": false, "duplicates": [], "shell": true,
+            "error": {"kind": "http_status", "message": "HTTP 404"}
+        }))
+        .unwrap();
+        let plain = record(&[("https://a.test/p", 200)]);
+        let moved = record(&[("https://a.test/old", 301), ("https://a.test/p", 200)]);
+        for (whole, id) in [(plain, Some("https://a.test/p")), (moved, None), (failed, Some("./gone.html"))] {
+            let (mut copied, mut taken) = (slimmed(whole.clone()), slimmed(whole.clone()));
+            let copy = exchange_of(&mut copied, false, id);
+            assert_eq!(exchange_of(&mut taken, true, id), copy);
+            let json = |r: &FetchRecord| serde_json::to_value(r).unwrap();
+            assert_eq!(json(&copied), json(&slimmed(whole.clone())), "copying leaves the fetch as it was");
+            // What is read of a fetch once its page is recorded: render
+            // counts and flags, and whether it failed.
+            assert_eq!(
+                (taken.key, taken.status, &taken.error, taken.rendered, taken.shell),
+                (whole.key, whole.status, &whole.error, whole.rendered, whole.shell)
+            );
+            assert_eq!((taken.url, taken.final_url, taken.chain.len()), (None, None, 0), "its strings moved");
+            // The record's URL: the one asked for, else the input.
+            assert_eq!(copy.1, whole.url.clone().unwrap());
         }
     }
 }

@@ -727,7 +727,7 @@ mod tests {
             "id": "https://a.test/gone", "order": 4, "url": "https://a.test/gone", "final_url": "https://a.test/gone",
             "status": 404, "chain": [{"url": "https://a.test/gone", "status": 404}], "bytes": 0, "elapsed": 3,
             "from_cache": false, "duplicates": [], "shell": true,
-            "error": {"kind": "http_status", "message": "HTTP 404"}
+            "error": {"kind": "http_status", "message": "HTTP 404", "doc_kind": "fetch"}
         }))
         .unwrap();
         let plain = record(&[("https://a.test/p", 200)]);

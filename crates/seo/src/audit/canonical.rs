@@ -47,6 +47,7 @@ pub fn same_url(a: &str, b: &str) -> bool {
 /// and each page's final URL. URLs are held as the 128-bit hash of their
 /// [`url_key`] (XXH3, as pages' digests are): 24 bytes a URL rather than
 /// the URL twice, and a collision as unlikely as two pages' digests'.
+#[derive(Debug, Default)]
 pub struct StatusIndex {
     status: HashMap<u128, Option<u16>>,
 }
@@ -55,14 +56,26 @@ impl StatusIndex {
     /// From the pages' rows (each page's final answer) and the responses
     /// before them (every hop of every redirect chain).
     pub fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
-        let mut status = HashMap::with_capacity(pages.len());
+        let mut index = StatusIndex::default();
         for hop in hops {
-            status.insert(key_of(&hop.url), Some(hop.status));
+            index.answered(&hop.url, Some(hop.status));
         }
         for p in pages {
-            status.entry(key_of(&p.url)).or_insert(p.status);
+            index.first_answer(&p.url, p.status);
         }
-        StatusIndex { status }
+        index
+    }
+
+    /// `url` answered with `status` (a redirect's hop: the later of two
+    /// answers is kept).
+    pub fn answered(&mut self, url: &str, status: Option<u16>) {
+        self.status.insert(key_of(url), status);
+    }
+
+    /// `url` answered with `status` (a page's final answer), unless an
+    /// answer of it is known already.
+    pub fn first_answer(&mut self, url: &str, status: Option<u16>) {
+        self.status.entry(key_of(url)).or_insert(status);
     }
 
     /// `Some(status)` when the run fetched `url` and got an answer.

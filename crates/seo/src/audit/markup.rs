@@ -375,7 +375,7 @@ mod tests {
                 Fingerprint::from_parts(urls[n].into(), key, sh.word_count, hashes, sh.digest, minhash.clone(), 0)
             })
             .collect();
-        let mut pages: Vec<AuditPage> = (0..3)
+        let pages: Vec<AuditPage> = (0..3)
             .map(|n| AuditPage {
                 record: PageRecord::observed(urls[n].into(), None, None),
                 content: Content::Doc(DocKey(n as u64)),
@@ -384,7 +384,7 @@ mod tests {
         let settings =
             AuditSettings::new(&FingerprintSettings::default(), &MatchSettings::default(), &AuditConfig::default());
         let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
-        Audit::build(&InTurn, &mut pages, &docs, &clustering, None, settings)
+        Audit::build(&InTurn, pages, &docs, &clustering, None, settings).0
     }
 
     #[test]

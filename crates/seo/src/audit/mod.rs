@@ -27,6 +27,9 @@ pub mod csv;
 pub mod html;
 pub mod keep;
 pub mod markup;
+mod rows;
+#[cfg(test)]
+pub(crate) use rows::blank_row;
 pub mod since;
 pub mod site;
 pub mod texts;
@@ -46,7 +49,6 @@ use webdup_core::page::PageRecord;
 use webdup_core::sets::{self, Sets, Sketches};
 use webdup_core::settings::{FingerprintSettings, MatchSettings};
 use webdup_core::units::Units;
-use webdup_core::verify::Measure;
 
 pub use keep::{KeptUrl, RollupRow};
 pub use site::{CrawlSection, FoldedLink, LinkToFix};
@@ -62,6 +64,18 @@ use crate::causes::{Cause, ParameterRow};
 pub struct AuditPage {
     pub record: PageRecord,
     pub content: Content,
+}
+
+/// What the report reads of a page once the audit is built
+/// ([`Audit::build`] takes the pages): where its text and markup are found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageSource {
+    pub content: Content,
+    /// The local file the page was read from, to read its markup again
+    /// (`None` for a fetched page or a web archive's record).
+    pub file: Option<String>,
+    /// The page's main text, when its record held it.
+    pub text: Option<String>,
 }
 
 /// What became of a page's content.
@@ -397,18 +411,18 @@ impl Audit {
     /// `crawl` that found them saw when there was one. `units` runs the
     /// search for near misses.
     ///
-    /// Each page's row takes its record's final URL, title, description,
-    /// heading and canonical (left `None` there) rather than copying them:
-    /// at a million pages the copies were a quarter of the audit's memory.
-    /// The records keep their URL, redirects and text.
+    /// Each page's row is made of its record, in the records' memory: at a
+    /// million pages, records and rows held side by side were a third of
+    /// the audit's peak. What the report reads of the pages afterwards
+    /// (their texts, where their markup is) comes back beside the audit.
     pub fn build(
         units: &impl Units,
-        pages: &mut [AuditPage],
+        pages: Vec<AuditPage>,
         docs: &[Fingerprint],
         clustering: &Clustering,
         crawl: Option<&CrawlFacts>,
         settings: AuditSettings,
-    ) -> Audit {
+    ) -> (Audit, Vec<PageSource>) {
         sets::always(Audit::build_in(units, pages, docs, &InFingerprints(docs), clustering, crawl, settings))
     }
 
@@ -417,26 +431,25 @@ impl Audit {
     /// hold them reads them back from its spill.
     pub fn build_in<S: Sketches + ?Sized>(
         units: &impl Units,
-        pages: &mut [AuditPage],
+        pages: Vec<AuditPage>,
         docs: &[Fingerprint],
         sets: &S,
         clustering: &Clustering,
         crawl: Option<&CrawlFacts>,
         settings: AuditSettings,
-    ) -> std::result::Result<Audit, S::Error> {
+    ) -> std::result::Result<(Audit, Vec<PageSource>), S::Error> {
         let graph = crawl.map(site::LinkGraph::of);
-        let mut rows = rows_of(pages, docs, settings.thin_words);
+        let mut rows = rows::rows_of(pages, docs, settings.thin_words);
         if let Some(g) = &graph {
             for p in &mut rows.pages {
                 p.inlinks = Some(g.inlinks(&p.url));
                 p.in_sitemap = g.in_sitemap(p);
             }
         }
-        // Every response of every redirect chain (so a canonical naming a
-        // redirecting URL is seen as 301), and each page's final answer.
-        let statuses = canonical::StatusIndex::from_hops(&rows.pages, pages.iter().flat_map(|p| &p.record.redirects));
-        let Rows { mut pages, errors, page_of_doc } = rows;
-        fill_matches(units, &mut pages, docs, sets, clustering, &page_of_doc, &settings)?;
+        // `statuses`: every response of every redirect chain (so a canonical
+        // naming a redirecting URL is seen as 301), and each page's final answer.
+        let rows::Rows { mut pages, errors, page_of_doc, sources, statuses } = rows;
+        rows::fill_matches(units, &mut pages, docs, sets, clustering, &page_of_doc, &settings)?;
         // The clustering names documents by key; a key `docs` do not hold
         // (a clustering of other documents) names no page.
         let page_of = |key: DocKey| position_of(docs, key).map(|i| page_of_doc[i]);
@@ -540,7 +553,7 @@ impl Audit {
             missing_descriptions: ok().filter(|p| p.description.is_none()).count(),
             missing_h1s: ok().filter(|p| p.h1.is_none()).count(),
         };
-        Ok(Audit {
+        let audit = Audit {
             schema_version: AUDIT_SCHEMA_VERSION,
             generator: format!("webdup {}", env!("CARGO_PKG_VERSION")),
             source: None,
@@ -561,7 +574,8 @@ impl Audit {
             thin_pages,
             errors,
             since: None,
-        })
+        };
+        Ok((audit, sources))
     }
 
     /// Writes `report.json`.
@@ -600,114 +614,6 @@ impl Audit {
     }
 }
 
-/// The page rows of an audit, before matches and clusters are filled in.
-struct Rows {
-    pages: Vec<PageRow>,
-    errors: Vec<ErrorRow>,
-    /// The page row of each of the corpus's documents.
-    page_of_doc: Vec<usize>,
-}
-
-/// A page row with only its URL, input and status known.
-fn blank_row(page: usize, url: String, input: Option<String>, status: Option<u16>) -> PageRow {
-    PageRow {
-        page,
-        url,
-        input,
-        status,
-        indexability: "indexable",
-        title: None,
-        description: None,
-        h1: None,
-        canonical: None,
-        canonical_source: None,
-        noindex: false,
-        noindex_source: None,
-        words: None,
-        thin: false,
-        thin_reason: None,
-        closest_page: None,
-        closest_url: None,
-        closest_similarity: None,
-        near_duplicates: 0,
-        cluster: None,
-        inlinks: None,
-        in_sitemap: None,
-        error: None,
-        rendered: false,
-    }
-}
-
-/// The row of an input that redirected to a page the run has under another
-/// input: its own URL and the redirect's status, not analysed, never a
-/// duplicate of its target.
-fn redirect_row(page: usize, url: String, status: Option<u16>) -> PageRow {
-    PageRow { indexability: "redirect", ..blank_row(page, url, None, status) }
-}
-
-/// Marks the row as failed and returns its entry for `errors`.
-fn error_row(row: &mut PageRow, kind: &str, message: &str) -> ErrorRow {
-    row.error = Some(format!("{kind}: {message}"));
-    ErrorRow { page: row.page, url: row.url.clone(), status: row.status, kind: kind.into(), message: message.into() }
-}
-
-/// The row's `indexability`, from its error, status, robots and canonical.
-fn indexability(row: &PageRow) -> &'static str {
-    if row.error.is_some() {
-        if row.status.is_some_and(|s| s != 200) { "non_200" } else { "error" }
-    } else if row.noindex {
-        "noindex"
-    } else if row.canonical.as_deref().is_some_and(|c| !canonical::same_url(c, &row.url)) {
-        "canonicalised"
-    } else {
-        "indexable"
-    }
-}
-
-/// The page rows, in the order of `pages`, with the metadata taken from
-/// their records (see [`Audit::build`]).
-fn rows_of(pages: &mut [AuditPage], docs: &[Fingerprint], thin_words: usize) -> Rows {
-    let mut page_of_doc = vec![0usize; docs.len()];
-    let mut rows = Vec::with_capacity(pages.len());
-    let mut errors = Vec::new();
-    for (n, p) in pages.iter_mut().enumerate() {
-        let r = &mut p.record;
-        // What the page's content gave: its fingerprint's position, or why
-        // there is none.
-        let analysed = match &p.content {
-            Content::Redirect => {
-                rows.push(redirect_row(n, r.url.clone(), r.redirects.first().map(|h| h.status)));
-                continue;
-            }
-            Content::Doc(key) => position_of(docs, *key)
-                .ok_or_else(|| ("internal".to_string(), format!("no fingerprint with key {key}"))),
-            Content::Failed { kind, message } => Err((kind.clone(), message.clone())),
-        };
-        let url = r.final_url.take().unwrap_or_else(|| r.url.clone());
-        let input = (url != r.url).then(|| r.url.clone());
-        let mut row = blank_row(n, url, input, r.status);
-        row.title = r.meta.title.take();
-        row.description = r.meta.description.take();
-        row.h1 = r.meta.h1.take();
-        row.canonical = r.meta.canonical.take().filter(|c| canonical::usable_canonical(c));
-        row.canonical_source = row.canonical.as_ref().and(r.meta.canonical_source);
-        row.noindex = r.meta.noindex == Some(true);
-        row.noindex_source = r.meta.noindex_source;
-        match analysed {
-            Ok(i) => {
-                page_of_doc[i] = n;
-                row.words = Some(docs[i].word_count);
-                row.thin = docs[i].word_count < thin_words || docs[i].template_only;
-                row.thin_reason = docs[i].template_only.then_some("template only");
-            }
-            Err((kind, message)) => errors.push(error_row(&mut row, &kind, &message)),
-        }
-        row.indexability = indexability(&row);
-        rows.push(row);
-    }
-    Rows { pages: rows, errors, page_of_doc }
-}
-
 /// Pages without a duplicate show their nearest page from this Jaccard up.
 pub const NEAR_MISS_FLOOR: f64 = 0.5;
 
@@ -731,137 +637,6 @@ fn copy_groups<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> (Vec<usize>,
     let mixed = |ps: &[Option<[u8; 16]>]| ps.iter().any(|p| p.is_none() || *p != ps[0]);
     let same_text = texts.into_values().filter(|ps| ps.len() > 1 && mixed(ps)).map(|ps| ps.len()).collect();
     (identical, same_text)
-}
-
-/// Fills each page's closest match and near-duplicate count from the
-/// confirmed pairs. Exact copies only link to the first copy of their text
-/// and only first copies take part in the near search, so counts go through
-/// the groups of copies: a page is near every other copy of its text, and
-/// near every copy of each text its text is near.
-fn fill_matches<S: Sketches + ?Sized>(
-    units: &impl Units,
-    pages: &mut [PageRow],
-    docs: &[Fingerprint],
-    sets: &S,
-    clustering: &Clustering,
-    page_of_doc: &[usize],
-    settings: &AuditSettings,
-) -> std::result::Result<(), S::Error> {
-    // Copies as the clustering groups them: the same text when there is
-    // enough of it, else the same page. Every list below is a flat table
-    // of `u32`s (a million pages' lists of lists were a quarter of the
-    // audit's peak).
-    let group = first_copies(docs, sets);
-    let copies = Lists::of(docs.len(), || group.iter().enumerate().map(|(i, &g)| (g, i as u32)));
-    let mut halves = Vec::with_capacity(clustering.edges.len() * 2);
-    for e in &clustering.edges {
-        let (Some(a), Some(b)) = (position_of(docs, e.a), position_of(docs, e.b)) else {
-            continue;
-        };
-        let (a, b) = (group[a], group[b]);
-        if a != b {
-            let j = e.overlap.jaccard();
-            halves.push((a, (b, j)));
-            halves.push((b, (a, j)));
-        }
-    }
-    let near = Lists::of(docs.len(), || halves.iter().copied());
-    drop(halves);
-    let mut near_misses: Option<Vec<Option<(u32, f64)>>> = None;
-    for i in 0..docs.len() {
-        let g = group[i];
-        let members = copies.get(g);
-        let others = members.len() - 1;
-        let count = others + near.get(g).iter().map(|&(h, _)| copies.get(h).len()).sum::<usize>();
-        let closest = if others > 0 {
-            members.iter().find(|&&c| c as usize != i).map(|&c| (c as usize, 1.0))
-        } else {
-            near.get(g)
-                .iter()
-                .copied()
-                .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
-                .map(|(c, j)| (c as usize, j))
-        };
-        // A page with no duplicate still shows its nearest page from
-        // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79)
-        // is worth a look.
-        let closest = match closest {
-            Some(c) => Some(c),
-            None => {
-                if near_misses.is_none() {
-                    let jaccard = MatchSettings { measure: Measure::Jaccard, ..settings.matching.clone() };
-                    let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
-                    let found = dedup::neighbors_in(units, docs, sets, &jaccard, &settings.fingerprint, floor, 1)?;
-                    let nearest = |list: Vec<dedup::Neighbor>| {
-                        list.first().and_then(|n| Some((position_of(docs, n.key)? as u32, n.jaccard)))
-                    };
-                    near_misses = Some(found.into_iter().map(nearest).collect());
-                }
-                near_misses.as_ref().and_then(|m| m[i]).map(|(c, j)| (c as usize, j))
-            }
-        };
-        let p = &mut pages[page_of_doc[i]];
-        p.near_duplicates = count;
-        if let Some((c, j)) = closest {
-            p.closest_page = Some(page_of_doc[c]);
-            p.closest_similarity = Some(round(j));
-        }
-    }
-    for i in 0..pages.len() {
-        if let Some(c) = pages[i].closest_page {
-            pages[i].closest_url = Some(pages[c].url.clone());
-        }
-    }
-    Ok(())
-}
-
-/// Each document's group of copies: the first document of its text (or,
-/// too thin to judge by text, of its page), itself when it has none or is
-/// only its site's template (no one's copy).
-fn first_copies<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> Vec<u32> {
-    let mut first: HashMap<dedup::CopyOf, u32> = HashMap::new();
-    docs.iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let i = i as u32;
-            let copy_of = dedup::CopyOf::new(d.digest, sets.len(i), d.page_digest);
-            if d.template_only { i } else { copy_of.map_or(i, |c| *first.entry(c).or_insert(i)) }
-        })
-        .collect()
-}
-
-/// Lists of values by owner `0..owners`, in one table (compressed rows):
-/// each owner's values in the order given.
-struct Lists<T> {
-    /// Owner `o`'s values are `values[starts[o]..starts[o + 1]]`.
-    starts: Vec<u32>,
-    values: Vec<T>,
-}
-
-impl<T: Copy + Default> Lists<T> {
-    /// The lists of `owners` owners from the (owner, value) pairs that
-    /// `pairs` gives (twice: once to count, once to place).
-    fn of<I: Iterator<Item = (u32, T)>>(owners: usize, pairs: impl Fn() -> I) -> Lists<T> {
-        let mut starts = vec![0u32; owners + 1];
-        for (o, _) in pairs() {
-            starts[o as usize + 1] += 1;
-        }
-        for o in 0..owners {
-            starts[o + 1] += starts[o];
-        }
-        let mut next = starts.clone();
-        let mut values = vec![T::default(); starts[owners] as usize];
-        for (o, v) in pairs() {
-            values[next[o as usize] as usize] = v;
-            next[o as usize] += 1;
-        }
-        Lists { starts, values }
-    }
-
-    /// Owner `o`'s values.
-    fn get(&self, o: u32) -> &[T] {
-        &self.values[self.starts[o as usize] as usize..self.starts[o as usize + 1] as usize]
-    }
 }
 
 /// Groups of two or more analysed, indexable pages whose value is the same
@@ -895,6 +670,7 @@ mod tests {
     use webdup_core::shingle::{ShingleConfig, Shingler};
     use webdup_core::sketch::MinHasher;
     use webdup_core::units::InTurn;
+    use webdup_core::verify::Measure;
 
     fn settings() -> AuditSettings {
         let made_with = FingerprintSettings::default();
@@ -937,7 +713,7 @@ mod tests {
             RecordMeta { noindex: Some(true), noindex_source: Some(NoindexSource::Meta), ..noindexed.record.meta };
         let mut moved = page("https://a.test/old", Content::Redirect);
         moved.record.redirects = vec![Hop { url: "https://a.test/old".into(), status: 301 }];
-        let mut pages = vec![
+        let pages = vec![
             page("https://a.test/ferry", Content::Doc(DocKey(10))),
             page(
                 "https://a.test/gone",
@@ -948,7 +724,13 @@ mod tests {
         ];
         let settings = settings();
         let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
-        let audit = Audit::build(&InTurn, &mut pages, &docs, &clustering, None, settings);
+        let (audit, sources) = Audit::build(&InTurn, pages, &docs, &clustering, None, settings);
+        let kinds: Vec<&Content> = sources.iter().map(|s| &s.content).collect();
+        assert!(matches!(
+            kinds[..],
+            [Content::Doc(DocKey(10)), Content::Failed { .. }, Content::Doc(DocKey(30)), Content::Redirect]
+        ));
+        assert!(sources.iter().all(|s| s.file.is_none()), "fetched pages name no file to read again");
         let rows: Vec<(&str, &str)> = audit.pages.iter().map(|p| (p.url.as_str(), p.indexability)).collect();
         assert_eq!(
             rows,

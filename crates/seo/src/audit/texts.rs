@@ -18,7 +18,7 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{Audit, AuditPage, Content};
+use super::{Audit, Content, PageSource};
 use webdup_core::DocKey;
 use webdup_core::dedup::Clustering;
 use webdup_core::units::Units;
@@ -177,16 +177,16 @@ impl AuditTexts {
     /// `pages`' records (kept with `webdup::Config::keep_pages`, or read from
     /// an index that stored them); pages without a text are listed in
     /// `missing`.
-    pub fn build(units: &impl Units, pages: &[AuditPage], clustering: &Clustering, audit: &Audit) -> AuditTexts {
+    pub fn build(units: &impl Units, pages: &[PageSource], clustering: &Clustering, audit: &Audit) -> AuditTexts {
         let texts = AuditTexts::held(pages);
         AuditTexts::build_with(units, clustering, audit, &|key| texts.get(&key).map(|t| Cow::Borrowed(*t)))
     }
 
-    /// The texts `pages`' records hold, by document.
-    pub fn held(pages: &[AuditPage]) -> HashMap<DocKey, &str> {
+    /// The texts `pages` hold, by document.
+    pub fn held(pages: &[PageSource]) -> HashMap<DocKey, &str> {
         pages
             .iter()
-            .filter_map(|p| match (&p.content, &p.record.text) {
+            .filter_map(|p| match (&p.content, &p.text) {
                 (Content::Doc(key), Some(text)) => Some((*key, text.as_str())),
                 _ => None,
             })

@@ -23,7 +23,7 @@ use flate2::Compression;
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 
-use super::{AuditPage, Content};
+use super::{Content, PageSource};
 use crate::engine::Fingerprint;
 use crate::source::{self, DocKey, Location, RawDocument, ReadLimits, Source};
 use webdup_core::fingerprint::position_of;
@@ -125,25 +125,24 @@ impl Spill {
 /// named by the page's input, read again under the run's limits.
 pub struct Markup<'a> {
     pub spill: &'a Spill,
-    /// The pages, each under its input as given (a local file's path).
-    pub pages: &'a [AuditPage],
+    /// What the audit's build left of the pages, in its rows' order.
+    pub pages: &'a [PageSource],
     pub docs: &'a [Fingerprint],
 }
 
 impl Markup<'_> {
     /// The markup of page `page` (of `pages`), or why it is not available.
     pub fn of(&self, page: usize) -> Result<String, String> {
-        let Some(AuditPage { record, content: Content::Doc(key) }) = self.pages.get(page) else {
+        let Some(PageSource { content: Content::Doc(key), file, .. }) = self.pages.get(page) else {
             return Err("the page was not analysed".into());
         };
         let digest = position_of(self.docs, *key).and_then(|i| self.docs[i].page_digest);
         let html = match self.spill.markup(*key) {
             Some(kept) => kept?,
             None => {
-                let input = &record.url;
-                if source::is_url(input) {
+                let Some(input) = file else {
                     return Err("the run did not keep the markup of fetched pages".into());
-                }
+                };
                 let s = Source { id: input.clone(), key: *key, location: Location::File(input.into()) };
                 source::read_file(&s, input.as_ref(), self.spill.limits)
                     .map_err(|e| format!("the file could not be read again: {}", e.message))?

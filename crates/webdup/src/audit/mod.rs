@@ -88,7 +88,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
     let clustering = crate::engine::find_duplicates(&loaded.corpus, config)?;
     // The audit lists an analysed or failed page under its input as given;
     // a folded one under the URL its fetch asked for.
-    let mut pages: Vec<AuditPage> = loaded
+    let pages: Vec<AuditPage> = loaded
         .pages
         .into_iter()
         .map(|p| {
@@ -99,7 +99,7 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
             AuditPage { record, content: p.content }
         })
         .collect();
-    let mut built = build(&loaded.corpus, &mut pages, &clustering, facts.as_ref(), config, audit)?;
+    let (mut built, pages) = build(&loaded.corpus, pages, &clustering, facts.as_ref(), config, audit)?;
     for &n in &rendered_rows {
         built.pages[n].rendered = true;
     }
@@ -123,16 +123,17 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
 
 /// Builds the audit model of `pages` (in the order listed), whose analysed
 /// documents are `corpus`'s, clustered as `clustering`, found by `crawl`
-/// when links were followed. An error only when sets kept on disk cannot
-/// be read back.
+/// when links were followed; with what the report reads of the pages after
+/// ([`Audit::build`]). An error only when sets kept on disk cannot be read
+/// back.
 pub fn build(
     corpus: &Corpus,
-    pages: &mut [AuditPage],
+    pages: Vec<AuditPage>,
     clustering: &Clustering,
     crawl: Option<&CrawlFacts>,
     config: &Config,
     audit: &AuditConfig,
-) -> crate::Result<Audit> {
+) -> crate::Result<(Audit, Vec<PageSource>)> {
     let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
     match &corpus.spill {
         None => Ok(Audit::build(&Threads, pages, &corpus.docs, clustering, crawl, settings)),

@@ -98,16 +98,11 @@ pub fn from_index(index: &Index, crawl: Option<&str>, config: &Config, audit: &A
     clustering.stats.documents = corpus.len();
     let facts = index.crawl_facts(&crawl)?;
     let settings = AuditSettings::new(&config.fingerprint, &config.matching, audit);
-    let mut built = Audit::build(&Threads, &mut pages, &corpus.docs, &clustering, facts.as_ref(), settings);
-    built.source = Some(AuditSource {
-        kind: "index",
-        index: index.path().display().to_string(),
-        crawl,
-        pages_without_text: pages
-            .iter()
-            .filter(|p| matches!(p.content, Content::Doc(_)) && p.record.text.is_none())
-            .count(),
-    });
+    let pages_without_text =
+        pages.iter().filter(|p| matches!(p.content, Content::Doc(_)) && p.record.text.is_none()).count();
+    let (mut built, pages) = Audit::build(&Threads, pages, &corpus.docs, &clustering, facts.as_ref(), settings);
+    built.source =
+        Some(AuditSource { kind: "index", index: index.path().display().to_string(), crawl, pages_without_text });
     let texts = AuditTexts::build(&Threads, &pages, &clustering, &built);
     webdup_seo::audit::markup::fill(&Threads, &mut built, &|_| Err("an index keeps no page's markup".into()));
     Ok(Audited { corpus, clustering, audit: built, texts })

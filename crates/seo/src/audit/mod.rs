@@ -70,7 +70,8 @@ pub struct AuditPage {
 /// ([`Audit::build`] takes the pages): where its text and markup are found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageSource {
-    pub content: Content,
+    /// The key of the page's fingerprint; `None` when it was not analysed.
+    pub doc: Option<DocKey>,
     /// The local file the page was read from, to read its markup again
     /// (`None` for a fetched page or a web archive's record).
     pub file: Option<String>,
@@ -725,11 +726,8 @@ mod tests {
         let settings = settings();
         let clustering = dedup::find_duplicates(&InTurn, &docs, &settings.matching, &settings.fingerprint);
         let (audit, sources) = Audit::build(&InTurn, pages, &docs, &clustering, None, settings);
-        let kinds: Vec<&Content> = sources.iter().map(|s| &s.content).collect();
-        assert!(matches!(
-            kinds[..],
-            [Content::Doc(DocKey(10)), Content::Failed { .. }, Content::Doc(DocKey(30)), Content::Redirect]
-        ));
+        let docs_of: Vec<Option<DocKey>> = sources.iter().map(|s| s.doc).collect();
+        assert_eq!(docs_of, [Some(DocKey(10)), None, Some(DocKey(30)), None]);
         assert!(sources.iter().all(|s| s.file.is_none()), "fetched pages name no file to read again");
         let rows: Vec<(&str, &str)> = audit.pages.iter().map(|p| (p.url.as_str(), p.indexability)).collect();
         assert_eq!(

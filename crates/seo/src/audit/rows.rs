@@ -97,7 +97,11 @@ pub(super) fn rows_of(mut pages: Vec<AuditPage>, docs: &[Fingerprint], thin_word
             }
             let r = &mut p.record;
             let file = (!webdup_core::doc::is_url(&r.url)).then(|| r.url.clone());
-            PageSource { content: p.content.clone(), file, text: r.text.take() }
+            let doc = match p.content {
+                Content::Doc(key) => Some(key),
+                _ => None,
+            };
+            PageSource { doc, file, text: r.text.take() }
         })
         .collect();
     let mut page_of_doc = vec![0usize; docs.len()];

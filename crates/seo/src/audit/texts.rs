@@ -18,7 +18,7 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{Audit, Content, PageSource};
+use super::{Audit, PageSource};
 use webdup_core::DocKey;
 use webdup_core::dedup::Clustering;
 use webdup_core::units::Units;
@@ -184,13 +184,7 @@ impl AuditTexts {
 
     /// The texts `pages` hold, by document.
     pub fn held(pages: &[PageSource]) -> HashMap<DocKey, &str> {
-        pages
-            .iter()
-            .filter_map(|p| match (&p.content, &p.text) {
-                (Content::Doc(key), Some(text)) => Some((*key, text.as_str())),
-                _ => None,
-            })
-            .collect()
+        pages.iter().filter_map(|p| Some((p.doc?, p.text.as_deref()?))).collect()
     }
 
     /// [`AuditTexts::build`] with each document's text from `text_of` (a

@@ -23,7 +23,7 @@ use flate2::Compression;
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 
-use super::{Content, PageSource};
+use super::PageSource;
 use crate::engine::Fingerprint;
 use crate::source::{self, DocKey, Location, RawDocument, ReadLimits, Source};
 use webdup_core::fingerprint::position_of;
@@ -133,7 +133,7 @@ pub struct Markup<'a> {
 impl Markup<'_> {
     /// The markup of page `page` (of `pages`), or why it is not available.
     pub fn of(&self, page: usize) -> Result<String, String> {
-        let Some(PageSource { content: Content::Doc(key), file, .. }) = self.pages.get(page) else {
+        let Some(PageSource { doc: Some(key), file, .. }) = self.pages.get(page) else {
             return Err("the page was not analysed".into());
         };
         let digest = position_of(self.docs, *key).and_then(|i| self.docs[i].page_digest);

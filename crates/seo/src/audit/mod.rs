@@ -729,6 +729,10 @@ mod tests {
         let docs_of: Vec<Option<DocKey>> = sources.iter().map(|s| s.doc).collect();
         assert_eq!(docs_of, [Some(DocKey(10)), None, Some(DocKey(30)), None]);
         assert!(sources.iter().all(|s| s.file.is_none()), "fetched pages name no file to read again");
+        // The rows were made in the pages' own memory: a million pages
+        // never hold both.
+        let in_place = 4 * std::mem::size_of::<AuditPage>() / std::mem::size_of::<PageRow>();
+        assert_eq!(audit.pages.capacity(), in_place, "rows made in a vector of their own");
         let rows: Vec<(&str, &str)> = audit.pages.iter().map(|p| (p.url.as_str(), p.indexability)).collect();
         assert_eq!(
             rows,

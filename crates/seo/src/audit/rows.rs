@@ -84,7 +84,7 @@ fn indexability(row: &PageRow) -> &'static str {
 
 /// The page rows, in the order of `pages`, each made of its page's record
 /// (see [`super::Audit::build`]). What is read after the build (the
-/// content, a local file's path, the text) and the redirects' statuses are
+/// fingerprint's key, a local file's path, the text) and the redirects' statuses are
 /// taken first; then each record becomes its row in the records' own
 /// memory (a row is smaller), so a million pages never hold both.
 pub(super) fn rows_of(mut pages: Vec<AuditPage>, docs: &[Fingerprint], thin_words: usize) -> Rows {

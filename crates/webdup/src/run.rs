@@ -543,7 +543,9 @@ pub struct RunPage {
 impl Loaded {
     /// The corpus-wide stages ([`Corpus::finish`], with `known` templates
     /// for sites too small in this run to learn their own), then every
-    /// page's record. Returns the templates learned here.
+    /// page's record; with [`Config::slim_fetches`] the run's redirects are
+    /// folded first ([`Loaded::fold_redirects`], which does nothing when
+    /// called again). Returns the templates learned here.
     pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
         let learned = self.corpus.finish(config, known);
         if !config.skip_records {

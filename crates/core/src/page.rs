@@ -203,14 +203,9 @@ impl RecordMeta {
     /// description and h1 (the title falling back to `title`, the one its
     /// extractor found), and the canonical and indexability that
     /// [`observe`] merges from the markup and the exchange's headers (left
-    /// unknown when neither says anything).
-    pub fn of(meta: Option<&PageMeta>, title: Option<&str>, exchange: Option<&Exchange>) -> RecordMeta {
-        RecordMeta::taken(meta.cloned(), title.map(str::to_string), exchange)
-    }
-
-    /// [`RecordMeta::of`] a page's metadata given whole: its strings move
-    /// into the record rather than being copied.
-    pub fn taken(meta: Option<PageMeta>, title: Option<String>, exchange: Option<&Exchange>) -> RecordMeta {
+    /// unknown when neither says anything). The metadata is given whole:
+    /// its strings move into the record.
+    pub fn of(meta: Option<PageMeta>, title: Option<String>, exchange: Option<&Exchange>) -> RecordMeta {
         let headers = exchange.is_some_and(|e| e.link_canonical.is_some() || e.x_robots_tag.is_some());
         let observed = (meta.is_some() || headers).then(|| observe(meta.as_ref(), exchange));
         let (own_title, description, h1) = meta.map(|m| (m.title, m.description, m.h1)).unwrap_or_default();
@@ -279,7 +274,7 @@ impl PageRecord {
     /// and the exchange's strings move into the record.
     pub fn exchanged(url: String, page: Option<PageView>, exchange: Option<Exchange>) -> PageRecord {
         let page = page.unwrap_or_default();
-        let meta = RecordMeta::taken(page.meta.map(|m| *m), page.title, exchange.as_ref());
+        let meta = RecordMeta::of(page.meta.map(|m| *m), page.title, exchange.as_ref());
         let Exchange { final_url, status, redirects, error, .. } = exchange.unwrap_or_default();
         let (error_kind, error) = error.unzip();
         PageRecord {

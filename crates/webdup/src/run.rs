@@ -76,6 +76,9 @@ pub struct Loaded {
     /// The markup of the fetched pages and web-archive records, with
     /// [`Config::keep_markup`] (empty without): for the audit's markup diffs.
     pub markup: crate::audit::markup::Spill,
+    /// Whether [`Loaded::fold_redirects`] ran (an audit's run folds before
+    /// it records its pages): a second call does nothing.
+    pub folded: bool,
 }
 
 /// One run over the user's inputs; keeps its fetcher between calls.
@@ -275,6 +278,7 @@ impl Run {
             warc: archived.summary,
             crawl,
             markup,
+            folded: false,
         })
     }
 
@@ -511,17 +515,7 @@ fn exchange_of(r: &mut FetchRecord, take: bool, id: Option<&str>) -> (String, St
         return (id, url, Some(Exchange::from(&*r)));
     }
     let url = r.url.take().unwrap_or_else(|| id.clone());
-    let mut redirects = std::mem::take(&mut r.chain);
-    redirects.pop();
-    let exchange = Exchange {
-        final_url: r.final_url.take(),
-        status: r.status,
-        redirects,
-        link_canonical: r.canonical.take(),
-        x_robots_tag: r.x_robots_tag.take(),
-        error: r.error.as_ref().map(|e| (e.kind.as_str().to_string(), e.message.clone())),
-    };
-    (id, url, Some(exchange))
+    (id, url, Some(r.take_exchange()))
 }
 
 /// One page of a run: the input, its record, and what became of its content.
@@ -544,8 +538,8 @@ impl Loaded {
     /// The corpus-wide stages ([`Corpus::finish`], with `known` templates
     /// for sites too small in this run to learn their own), then every
     /// page's record; with [`Config::slim_fetches`] the run's redirects are
-    /// folded first ([`Loaded::fold_redirects`], which does nothing when
-    /// called again). Returns the templates learned here.
+    /// folded first ([`Loaded::fold_redirects`], which then does nothing
+    /// when called again). Returns the templates learned here.
     pub fn finish(&mut self, config: &Config, known: &Templates) -> Templates {
         let learned = self.corpus.finish(config, known);
         if !config.skip_records {
@@ -623,8 +617,11 @@ impl Loaded {
     /// duplicate of its own target. The input kept for a page is the one
     /// that asked for it directly, else the first to reach it. Fetch
     /// records stay as they are. What `webdup cluster` and `webdup audit`
-    /// read; `index add` keeps every page.
+    /// read; `index add` keeps every page. Runs once ([`Loaded::folded`]).
     pub fn fold_redirects(&mut self) {
+        if std::mem::replace(&mut self.folded, true) {
+            return;
+        }
         let by_key: HashMap<DocKey, &FetchRecord> = self.fetches.iter().map(|r| (r.key, r)).collect();
         let corpus = &mut self.corpus;
         let record = |d: &crate::engine::Fingerprint| by_key.get(&d.key).copied();

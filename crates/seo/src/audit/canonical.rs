@@ -20,6 +20,7 @@
 use std::collections::HashMap;
 
 use super::{AuditMember, Issue, PageRow};
+#[cfg(test)]
 use webdup_core::page::Hop;
 
 /// The comparable form of a URL: parsed (scheme and host lowercased, default
@@ -54,8 +55,10 @@ pub struct StatusIndex {
 
 impl StatusIndex {
     /// From the pages' rows (each page's final answer) and the responses
-    /// before them (every hop of every redirect chain).
-    pub fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
+    /// before them (every hop of every redirect chain), as the audit's
+    /// build fills it (the hops while it takes the records, then the rows).
+    #[cfg(test)]
+    pub(crate) fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
         let mut index = StatusIndex::default();
         for hop in hops {
             index.answered(&hop.url, Some(hop.status));

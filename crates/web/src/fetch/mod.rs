@@ -383,6 +383,24 @@ impl From<&FetchRecord> for webdup_core::page::Exchange {
     }
 }
 
+impl FetchRecord {
+    /// The [`webdup_core::page::Exchange`] that `Exchange::from` copies,
+    /// taken: its URLs, redirects and headers move out of the record, which
+    /// keeps its key, status, error and render flags.
+    pub fn take_exchange(&mut self) -> webdup_core::page::Exchange {
+        let mut redirects = std::mem::take(&mut self.chain);
+        redirects.pop();
+        webdup_core::page::Exchange {
+            final_url: self.final_url.take(),
+            status: self.status,
+            redirects,
+            link_canonical: self.canonical.take(),
+            x_robots_tag: self.x_robots_tag.take(),
+            error: self.error.as_ref().map(|e| (e.kind.as_str().to_string(), e.message.clone())),
+        }
+    }
+}
+
 #[cfg(any(feature = "http", feature = "warc"))]
 impl FetchRecord {
     /// Keeps what the reports read from a response's headers: `header(name)`

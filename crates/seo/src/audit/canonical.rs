@@ -46,11 +46,47 @@ pub fn same_url(a: &str, b: &str) -> bool {
 /// The last status each URL answered with in the run: every hop of every
 /// redirect chain (so a canonical naming a redirecting URL is seen as 301),
 /// and each page's final URL. URLs are held as the 128-bit hash of their
-/// [`url_key`] (XXH3, as pages' digests are): 24 bytes a URL rather than
-/// the URL twice, and a collision as unlikely as two pages' digests'.
+/// [`url_key`] (XXH3, as pages' digests are), in a sorted table: 20 bytes a
+/// URL, and a collision as unlikely as two pages' digests'. Made of the
+/// [`Answers`] learned.
 #[derive(Debug, Default)]
 pub struct StatusIndex {
-    status: HashMap<u128, Option<u16>>,
+    status: Vec<([u8; 16], Option<u16>)>,
+}
+
+/// The answers a [`StatusIndex`] is made of, as they are learned: the
+/// redirects' hops first, then the pages' final answers.
+#[derive(Debug, Default)]
+pub struct Answers {
+    hops: Vec<([u8; 16], Option<u16>)>,
+    finals: Vec<([u8; 16], Option<u16>)>,
+}
+
+impl Answers {
+    /// `url` answered with `status` (a redirect's hop: the later of two
+    /// answers is kept).
+    pub fn answered(&mut self, url: &str, status: Option<u16>) {
+        self.hops.push((key_of(url), status));
+    }
+
+    /// `url` answered with `status` (a page's final answer), unless a hop
+    /// or an earlier final answer of it is known.
+    pub fn first_answer(&mut self, url: &str, status: Option<u16>) {
+        self.finals.push((key_of(url), status));
+    }
+
+    /// The index: each URL's answer that wins by the rules above.
+    pub fn index(self) -> StatusIndex {
+        let Answers { mut hops, finals } = self;
+        // In order of precedence (the last hop first, then the finals in
+        // the order given); the stable sort keeps that order within a URL.
+        hops.reverse();
+        hops.extend(finals);
+        hops.sort_by_key(|a| a.0);
+        hops.dedup_by_key(|a| a.0);
+        hops.shrink_to_fit();
+        StatusIndex { status: hops }
+    }
 }
 
 impl StatusIndex {
@@ -59,37 +95,26 @@ impl StatusIndex {
     /// build fills it (the hops while it takes the records, then the rows).
     #[cfg(test)]
     pub(crate) fn from_hops<'a>(pages: &[PageRow], hops: impl IntoIterator<Item = &'a Hop>) -> Self {
-        let mut index = StatusIndex::default();
+        let mut answers = Answers::default();
         for hop in hops {
-            index.answered(&hop.url, Some(hop.status));
+            answers.answered(&hop.url, Some(hop.status));
         }
         for p in pages {
-            index.first_answer(&p.url, p.status);
+            answers.first_answer(&p.url, p.status);
         }
-        index
-    }
-
-    /// `url` answered with `status` (a redirect's hop: the later of two
-    /// answers is kept).
-    pub fn answered(&mut self, url: &str, status: Option<u16>) {
-        self.status.insert(key_of(url), status);
-    }
-
-    /// `url` answered with `status` (a page's final answer), unless an
-    /// answer of it is known already.
-    pub fn first_answer(&mut self, url: &str, status: Option<u16>) {
-        self.status.entry(key_of(url)).or_insert(status);
+        answers.index()
     }
 
     /// `Some(status)` when the run fetched `url` and got an answer.
     pub fn get(&self, url: &str) -> Option<u16> {
-        self.status.get(&key_of(url)).copied().flatten()
+        let key = key_of(url);
+        self.status.binary_search_by_key(&key, |a| a.0).ok().and_then(|n| self.status[n].1)
     }
 }
 
 /// The hash a [`StatusIndex`] holds a URL by.
-fn key_of(url: &str) -> u128 {
-    u128::from_le_bytes(webdup_core::fingerprint::page_digest(&url_key(url)))
+fn key_of(url: &str) -> [u8; 16] {
+    webdup_core::fingerprint::page_digest(&url_key(url))
 }
 
 /// The canonical verdict on one cluster.

@@ -34,7 +34,6 @@ pub mod since;
 pub mod site;
 pub mod texts;
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -620,23 +619,23 @@ pub const NEAR_MISS_FLOOR: f64 = 0.5;
 
 /// The sizes of the groups of two or more identical pages (one decoded
 /// page), and of two or more pages of one text with enough text to judge
-/// that are not all one page.
+/// that are not all one page. Found by sorting digests rather than hashing
+/// them: at a million pages a hash table of them is several times their size.
 fn copy_groups<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> (Vec<usize>, Vec<usize>) {
-    let mut pages: HashMap<[u8; 16], usize> = HashMap::new();
-    let mut texts: HashMap<[u8; 16], Vec<Option<[u8; 16]>>> = HashMap::new();
     // A page that is only its site's template is no one's copy.
-    for (i, d) in docs.iter().enumerate().filter(|(_, d)| !d.template_only) {
-        if let Some(p) = d.page_digest {
-            *pages.entry(p).or_default() += 1;
-        }
-        if sets.len(i as u32) >= webdup_core::verify::MIN_SHARED_SHINGLES {
-            texts.entry(d.digest).or_default().push(d.page_digest);
-        }
-    }
-    let identical = pages.into_values().filter(|&n| n > 1).collect();
+    let judged = || docs.iter().enumerate().filter(|(_, d)| !d.template_only);
+    let mut pages: Vec<[u8; 16]> = judged().filter_map(|(_, d)| d.page_digest).collect();
+    pages.sort_unstable();
+    let identical = pages.chunk_by(|a, b| a == b).map(<[_]>::len).filter(|&n| n > 1).collect();
+    drop(pages);
+    let mut texts: Vec<([u8; 16], Option<[u8; 16]>)> = judged()
+        .filter(|(i, _)| sets.len(*i as u32) >= webdup_core::verify::MIN_SHARED_SHINGLES)
+        .map(|(_, d)| (d.digest, d.page_digest))
+        .collect();
+    texts.sort_unstable_by_key(|t| t.0);
     // Not all one page: a page unknown, or another page than the first.
-    let mixed = |ps: &[Option<[u8; 16]>]| ps.iter().any(|p| p.is_none() || *p != ps[0]);
-    let same_text = texts.into_values().filter(|ps| ps.len() > 1 && mixed(ps)).map(|ps| ps.len()).collect();
+    let mixed = |ps: &[([u8; 16], Option<[u8; 16]>)]| ps.iter().any(|p| p.1.is_none() || p.1 != ps[0].1);
+    let same_text = texts.chunk_by(|a, b| a.0 == b.0).filter(|ps| ps.len() > 1 && mixed(ps)).map(<[_]>::len).collect();
     (identical, same_text)
 }
 
@@ -645,19 +644,25 @@ fn copy_groups<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> (Vec<usize>,
 /// elsewhere are left out: search engines do not show them, so their titles
 /// compete with nothing.
 fn value_groups(pages: &[PageRow], value: impl Fn(&PageRow) -> Option<&str>) -> Vec<ValueGroup> {
-    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
-    for p in pages.iter().filter(|p| p.indexability == "indexable") {
-        if let Some(v) = value(p) {
-            let key = v.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-            if !key.is_empty() {
-                groups.entry(key).or_default().push(p.page);
-            }
-        }
-    }
-    let mut out: Vec<ValueGroup> = groups
-        .into_values()
+    // Each page by the 128-bit hash of its folded value (XXH3, as pages'
+    // digests are), sorted rather than hashed: a million titles in a hash
+    // table of strings and lists held several times what this table does.
+    let mut keyed: Vec<([u8; 16], u32)> = pages
+        .iter()
+        .filter(|p| p.indexability == "indexable")
+        .filter_map(|p| {
+            let key = value(p)?.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+            (!key.is_empty()).then(|| (webdup_core::fingerprint::page_digest(&key), p.page as u32))
+        })
+        .collect();
+    keyed.sort_unstable();
+    let mut out: Vec<ValueGroup> = keyed
+        .chunk_by(|a, b| a.0 == b.0)
         .filter(|g| g.len() > 1)
-        .map(|g| ValueGroup { value: value(&pages[g[0]]).unwrap_or_default().to_string(), pages: g })
+        .map(|g| {
+            let pages_of: Vec<usize> = g.iter().map(|&(_, p)| p as usize).collect();
+            ValueGroup { value: value(&pages[pages_of[0]]).unwrap_or_default().to_string(), pages: pages_of }
+        })
         .collect();
     out.sort_by(|a, b| b.pages.len().cmp(&a.pages.len()).then(a.pages[0].cmp(&b.pages[0])));
     out

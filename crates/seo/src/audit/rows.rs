@@ -2,8 +2,6 @@
 //! are taken, and their memory holds the rows), then each row's closest
 //! page and count of near duplicates are filled from the clustering.
 
-use std::collections::HashMap;
-
 use webdup_core::dedup::{self, Clustering};
 use webdup_core::fingerprint::{Fingerprint, position_of};
 use webdup_core::sets::{Sets, Sketches};
@@ -11,7 +9,7 @@ use webdup_core::settings::MatchSettings;
 use webdup_core::units::Units;
 use webdup_core::verify::Measure;
 
-use super::canonical::{self, StatusIndex};
+use super::canonical::{self, Answers, StatusIndex};
 use super::{AuditPage, AuditSettings, Content, ErrorRow, NEAR_MISS_FLOOR, PageRow, PageSource, round};
 
 /// The page rows of an audit, before matches and clusters are filled in.
@@ -88,7 +86,7 @@ fn indexability(row: &PageRow) -> &'static str {
 /// taken first; then each record becomes its row in the records' own
 /// memory (a row is smaller), so a million pages never hold both.
 pub(super) fn rows_of(mut pages: Vec<AuditPage>, docs: &[Fingerprint], thin_words: usize) -> Rows {
-    let mut statuses = StatusIndex::default();
+    let mut statuses = Answers::default();
     let sources: Vec<PageSource> = pages
         .iter_mut()
         .map(|p| {
@@ -115,7 +113,7 @@ pub(super) fn rows_of(mut pages: Vec<AuditPage>, docs: &[Fingerprint], thin_word
     for row in &rows {
         statuses.first_answer(&row.url, row.status);
     }
-    Rows { pages: rows, errors, page_of_doc, sources, statuses }
+    Rows { pages: rows, errors, page_of_doc, sources, statuses: statuses.index() }
 }
 
 /// Page `n`'s row, made of its record: its final URL, metadata and what
@@ -245,17 +243,28 @@ pub(super) fn fill_matches<S: Sketches + ?Sized>(
 
 /// Each document's group of copies: the first document of its text (or,
 /// too thin to judge by text, of its page), itself when it has none or is
-/// only its site's template (no one's copy).
+/// only its site's template (no one's copy). Found by sorting what copies
+/// share rather than hashing it: at a million pages a hash table of it is
+/// twice its size.
 fn first_copies<S: Sets + ?Sized>(docs: &[Fingerprint], sets: &S) -> Vec<u32> {
-    let mut first: HashMap<dedup::CopyOf, u32> = HashMap::new();
-    docs.iter()
+    let mut shared: Vec<(dedup::CopyOf, u32)> = docs
+        .iter()
         .enumerate()
-        .map(|(i, d)| {
+        .filter(|(_, d)| !d.template_only)
+        .filter_map(|(i, d)| {
             let i = i as u32;
-            let copy_of = dedup::CopyOf::new(d.digest, sets.len(i), d.page_digest);
-            if d.template_only { i } else { copy_of.map_or(i, |c| *first.entry(c).or_insert(i)) }
+            dedup::CopyOf::new(d.digest, sets.len(i), d.page_digest).map(|c| (c, i))
         })
-        .collect()
+        .collect();
+    // By what is shared, then by document: each run starts with its first.
+    shared.sort_unstable();
+    let mut group: Vec<u32> = (0..docs.len() as u32).collect();
+    for run in shared.chunk_by(|a, b| a.0 == b.0) {
+        for &(_, i) in run {
+            group[i as usize] = run[0].1;
+        }
+    }
+    group
 }
 
 /// Lists of values by owner `0..owners`, in one table (compressed rows):

@@ -14,7 +14,6 @@
 //! digest, [`Fingerprint::page_digest`]), or the diff would show changes
 //! made since; when it is not, or cannot be read, the member gets a note.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Mutex;
@@ -44,8 +43,11 @@ pub struct Spill {
 struct SpillFile {
     file: File,
     end: u64,
-    /// Where each page's deflated markup starts, and its length.
-    at: HashMap<DocKey, (u64, u32)>,
+    /// Where each page's deflated markup starts, and its length, by key
+    /// once `sorted` (a table rather than a hash map: at a million pages
+    /// half the size).
+    at: Vec<(DocKey, u64, u32)>,
+    sorted: bool,
 }
 
 impl std::fmt::Debug for Spill {
@@ -64,7 +66,7 @@ impl Spill {
         }
         match tempfile::tempfile() {
             Ok(file) => Spill {
-                file: Some(Mutex::new(SpillFile { file, end: 0, at: HashMap::new() })),
+                file: Some(Mutex::new(SpillFile { file, end: 0, at: Vec::new(), sorted: true })),
                 broken: Mutex::new(None),
                 limits,
             },
@@ -87,7 +89,8 @@ impl Spill {
             s.file.seek(SeekFrom::Start(start))?;
             s.file.write_all(&bytes)?;
             s.end += u64::from(len);
-            s.at.insert(doc.key, (start, len));
+            s.at.push((doc.key, start, len));
+            s.sorted = false;
             Ok(())
         });
         if let Err(e) = written
@@ -104,7 +107,15 @@ impl Spill {
         let Some(file) = &self.file else { return broken().map(Err) };
         let read = || -> std::io::Result<Option<String>> {
             let mut s = file.lock().map_err(|_| std::io::Error::other("a worker panicked"))?;
-            let Some(&(start, len)) = s.at.get(&key) else { return Ok(None) };
+            if !s.sorted {
+                // Stable: of two markups kept for a key, the later is read.
+                s.at.sort_by_key(|a| a.0);
+                s.sorted = true;
+            }
+            let Some(&(_, start, len)) = s.at[..s.at.partition_point(|a| a.0 <= key)].last().filter(|a| a.0 == key)
+            else {
+                return Ok(None);
+            };
             s.file.seek(SeekFrom::Start(start))?;
             let mut packed = vec![0; len as usize];
             s.file.read_exact(&mut packed)?;

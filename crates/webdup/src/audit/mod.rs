@@ -72,11 +72,11 @@ pub fn run(mut loaded: crate::run::Loaded, config: &Config, audit: &AuditConfig)
     // What the fetches said of rendering (`--render`): pages rendered, and
     // shells left as they came.
     let rendered: std::collections::HashSet<DocKey> =
-        loaded.fetches.iter().filter(|r| r.rendered).map(|r| r.key).collect();
-    let shells = crate::fetch::RenderCounts::of(&loaded.fetches).unread_shells;
+        loaded.fetch_flags().filter(|r| r.rendered).map(|r| r.key).collect();
+    let shells = loaded.render_counts().unread_shells;
     // The pages' records hold what their fetches answered: the fetch
-    // records themselves are done with (a few hundred bytes a page).
-    loaded.fetches = Vec::new();
+    // records themselves are done with.
+    (loaded.fetches, loaded.answered) = (Vec::new(), Vec::new());
     let rendered_rows: Vec<usize> = loaded
         .pages
         .iter()

@@ -147,3 +147,88 @@ fn a_followed_run_records_the_urls_its_sitemap_lists() {
     assert_eq!(load(follow, &[url("/")]).crawl.expect("a crawl").listed, None);
     assert!(load(RunConfig::default(), &[url("/sitemap.xml")]).crawl.is_none());
 }
+
+/// An audit's run (`slim_fetches`) records each page as it arrives, its
+/// record taking its fetch's strings; a run that keeps its fetches whole
+/// records its pages at the end. Both give every page the same record: a
+/// plain page with header directives, its copy, an old URL folded into the
+/// page it redirects to, a redirect to a page no other input reached, a
+/// 404, a page without text and a local file.
+#[test]
+fn an_audit_run_records_its_pages_as_they_arrive_as_a_run_that_records_them_at_the_end() {
+    use axum::http::{StatusCode, header};
+    let page = |title: &str| {
+        format!(
+            "<html><head><title>{title}</title><meta name=description content=\"The ferry\">\
+             <link rel=canonical href=\"/ferry\"></head><body><h1>Ferry</h1><article><p>{ARTICLE}</p>\
+             </article></body></html>"
+        )
+    };
+    let (ferry, copy, moved) = (page("Ferry"), page("Ferry copy"), page("Moved"));
+    let app = Router::new()
+        .route(
+            "/ferry",
+            get(move || async move {
+                (
+                    [
+                        (header::LINK, "</ferry>; rel=\"canonical\""),
+                        (header::HeaderName::from_static("x-robots-tag"), "noarchive"),
+                    ],
+                    Html(ferry),
+                )
+            }),
+        )
+        .route("/ferry-copy", get(move || async move { Html(copy) }))
+        .route("/old-ferry", get(|| async { (StatusCode::MOVED_PERMANENTLY, [(header::LOCATION, "/ferry")]) }))
+        .route("/old-moved", get(|| async { (StatusCode::MOVED_PERMANENTLY, [(header::LOCATION, "/moved")]) }))
+        .route("/moved", get(move || async move { Html(moved) }))
+        .route("/empty", get(|| async { Html("<html><body></body></html>") }));
+    let port = support::serve_on_loopback(app);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ferry.html");
+    std::fs::write(&file, page("Saved")).unwrap();
+    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    let inputs = [
+        url("/old-ferry"),
+        url("/ferry"),
+        file.display().to_string(),
+        url("/ferry-copy"),
+        url("/old-moved"),
+        url("/missing"),
+        url("/empty"),
+    ];
+    let run_config = RunConfig {
+        fetch: webdup::fetch::FetchConfig { delay: std::time::Duration::ZERO, ..Default::default() },
+        ..RunConfig::default()
+    };
+    let load = |slim_fetches: bool| {
+        let config = Config { keep_pages: true, slim_fetches, ..Config::default() }.validate().unwrap();
+        let mut loaded = Run::new(run_config.clone())
+            .load_all(&inputs, &mut std::io::empty(), &config, &Templates::default(), &Quiet)
+            .unwrap();
+        loaded.fold_redirects();
+        loaded
+    };
+    let (arrived, at_end) = (load(true), load(false));
+
+    assert!(at_end.answered.is_empty(), "a run that keeps its fetches keeps them whole");
+    // The fetched pages' records took their fetches: only the failures and
+    // the redirects are kept whole.
+    let whole: Vec<_> = arrived.fetches.iter().map(|r| r.key).collect();
+    assert_eq!(whole, [0, 4, 5, 6].map(|n| arrived.pages[n].key));
+    assert_eq!(arrived.answered.len(), 2, "/ferry and /ferry-copy");
+    assert_eq!(arrived.render_counts(), at_end.render_counts());
+
+    assert_eq!(arrived.pages.len(), inputs.len());
+    for (a, b) in arrived.pages.iter().zip(&at_end.pages) {
+        assert_eq!(a, b, "{}", b.id);
+    }
+    assert_eq!(arrived.redirected, at_end.redirected);
+    let kinds: Vec<String> =
+        arrived.pages.iter().map(|p| format!("{:?}", p.content).chars().take(4).collect()).collect();
+    assert_eq!(kinds, ["Redi", "Doc(", "Doc(", "Doc(", "Doc(", "Fail", "Fail"]);
+    let ferry = &arrived.pages[1].record;
+    assert_eq!((ferry.meta.title.as_deref(), ferry.meta.noindex), (Some("Ferry"), Some(false)));
+    assert!(ferry.word_count > 0 && ferry.digest.is_some() && ferry.shingle_count > 0, "{ferry:?}");
+    assert_eq!(arrived.pages[4].record.redirects.len(), 1, "the redirect to a page no other input reached");
+}

@@ -48,19 +48,18 @@ pub fn load_corpus_with(
     let loaded = run.load_all(inputs, &mut io::stdin().lock(), config, known, &progress)?;
     report_archives(&loaded.warc, common.quiet);
     report_crawl(loaded.crawl.as_ref(), common.quiet);
-    report_rendering(&loaded.fetches, common.fetch.render, common.quiet);
+    report_rendering(loaded.render_counts(), common.fetch.render, common.quiet);
     Ok(loaded)
 }
 
 /// How many pages were rendered, or, without `--render`, a warning when a
 /// good share of the fetched pages look like client-rendered shells: their
 /// text is written by scripts, and the run read only the empty shell.
-pub fn report_rendering(fetches: &[webdup::fetch::FetchRecord], render: RenderArg, quiet: bool) {
+pub fn report_rendering(counts: webdup::fetch::RenderCounts, render: RenderArg, quiet: bool) {
     if quiet {
         return;
     }
-    let webdup::fetch::RenderCounts { pages, shells, rendered, failed, unread_shells } =
-        webdup::fetch::RenderCounts::of(fetches);
+    let webdup::fetch::RenderCounts { pages, shells, rendered, failed, unread_shells } = counts;
     match render {
         RenderArg::Off if unread_shells > 0 && unread_shells * 4 >= pages => eprintln!(
             "webdup: {unread_shells} of {pages} fetched pages look client-rendered (little text, an empty app \

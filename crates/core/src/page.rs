@@ -2,6 +2,8 @@
 //! itself and what its HTTP exchange said. Plain data; the parsers live in
 //! webdup-web, the storage in webdup-store.
 
+use std::fmt::Write;
+
 use serde::{Deserialize, Serialize};
 
 /// An alternate-language version of the page (`<link rel=alternate hreflang>`).
@@ -298,9 +300,26 @@ impl PageRecord {
 
     /// The record with its content's sizes and digest: its words, the MD5
     /// of its normalized text, its SimHash and its count of shingles.
-    pub fn with_content(self, word_count: usize, digest: &[u8; 16], simhash: u64, shingle_count: usize) -> PageRecord {
-        let digest = Some(digest.iter().map(|b| format!("{b:02x}")).collect());
-        PageRecord { word_count, digest, simhash: Some(simhash), shingle_count, ..self }
+    pub fn with_content(
+        mut self,
+        word_count: usize,
+        digest: &[u8; 16],
+        simhash: u64,
+        shingle_count: usize,
+    ) -> PageRecord {
+        self.set_content(word_count, digest, simhash, shingle_count);
+        self
+    }
+
+    /// [`PageRecord::with_content`] in place.
+    pub fn set_content(&mut self, word_count: usize, digest: &[u8; 16], simhash: u64, shingle_count: usize) {
+        let mut hex = String::with_capacity(32);
+        for b in digest {
+            // Writing to a string cannot fail.
+            let _ = write!(hex, "{b:02x}");
+        }
+        self.digest = Some(hex);
+        (self.word_count, self.simhash, self.shingle_count) = (word_count, Some(simhash), shingle_count);
     }
 
     /// Where the content was actually served: the final URL, else the URL.

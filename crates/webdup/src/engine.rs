@@ -486,7 +486,8 @@ pub struct Corpus {
     /// What each fingerprinted document's page showed (its extractor's
     /// title; its metadata and main text with [`Config::keep_pages`]), by
     /// key, until a run makes its pages' records of them
-    /// (`webdup::run::Loaded::finish`).
+    /// (`webdup::run::Loaded::finish`). Empty in an audit's run, which
+    /// records each page as it arrives.
     pub pages: BTreeMap<DocKey, PageView>,
     /// By key (input order).
     pub errors: Vec<DocError>,
@@ -495,6 +496,10 @@ pub struct Corpus {
     /// with [`Corpus::shingle_count`] and [`Corpus::find_duplicates`]'s kin.
     pub spill: Option<crate::spill::Spill>,
 }
+
+/// Where [`Corpus::fingerprint_into`] hands each page's view, with its
+/// fingerprint.
+pub(crate) type Shown<'a> = &'a (dyn Fn(&Fingerprint, PageView) + Sync);
 
 /// Stack size for worker threads: the extractor recurses over the DOM.
 const WORKER_STACK: usize = 64 << 20;
@@ -551,6 +556,21 @@ impl Corpus {
         config: &Config,
         progress: &dyn Progress,
     ) -> Corpus {
+        Corpus::fingerprint_into(items, total, load, config, progress, None)
+    }
+
+    /// [`Corpus::fingerprint_streaming`], each page's view handed to `shown`
+    /// as its document is fingerprinted (before the document joins the
+    /// corpus) rather than kept in [`Corpus::pages`]: a run records its
+    /// pages as they arrive.
+    pub(crate) fn fingerprint_into<T: Send>(
+        items: impl Iterator<Item = T> + Send,
+        total: u64,
+        load: impl Fn(T) -> Result<RawDocument, DocError> + Sync + Send,
+        config: &Config,
+        progress: &dyn Progress,
+        shown: Option<Shown<'_>>,
+    ) -> Corpus {
         let fp = Fingerprinter::new(config);
         let spiller = crate::spill::Spiller::new(config, total);
         progress.start("fingerprint", total);
@@ -570,10 +590,18 @@ impl Corpus {
                     progress.fail(1);
                 }
                 progress.advance(1);
+                // A view goes to `shown`, or is kept, or neither.
+                let r = r.map(|(f, page)| match shown {
+                    Some(shown) if keep_views => {
+                        shown(&f, page);
+                        (f, None)
+                    }
+                    _ => (f, keep_views.then_some(page)),
+                });
                 let Ok(mut corpus) = corpus.lock() else { return };
                 match r {
                     Ok((f, page)) => {
-                        if keep_views {
+                        if let Some(page) = page {
                             corpus.pages.insert(f.key, page);
                         }
                         corpus.docs.push(f);

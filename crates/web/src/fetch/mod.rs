@@ -339,6 +339,24 @@ pub struct FetchRecord {
     pub shell: bool,
 }
 
+/// What the counts of rendering ([`RenderCounts`]) read of a fetch: all a
+/// run keeps of a fetch whose page's record took the rest of it (an audit's,
+/// to stay small at a million pages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchFlags {
+    pub key: DocKey,
+    /// Why it gave no document (or, with `Render`, no rendered one).
+    pub error: Option<FetchErrorKind>,
+    pub rendered: bool,
+    pub shell: bool,
+}
+
+impl From<&FetchRecord> for FetchFlags {
+    fn from(r: &FetchRecord) -> Self {
+        FetchFlags { key: r.key, error: r.error.as_ref().map(|e| e.kind), rendered: r.rendered, shell: r.shell }
+    }
+}
+
 /// What a run's fetches say of rendering ([`crate::render`]): one count for
 /// every report that speaks of it (the command line's note, the audit).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -357,9 +375,14 @@ pub struct RenderCounts {
 
 impl RenderCounts {
     pub fn of(records: &[FetchRecord]) -> RenderCounts {
+        RenderCounts::of_flags(records.iter().map(FetchFlags::from))
+    }
+
+    /// The counts of fetches known by their flags alone.
+    pub fn of_flags(flags: impl IntoIterator<Item = FetchFlags>) -> RenderCounts {
         let mut c = RenderCounts::default();
-        for r in records {
-            let failed = r.error.as_ref().is_some_and(|e| e.kind == FetchErrorKind::Render);
+        for r in flags {
+            let failed = r.error == Some(FetchErrorKind::Render);
             c.pages += usize::from(r.error.is_none() || r.rendered || r.shell);
             c.shells += usize::from(r.shell);
             c.rendered += usize::from(r.rendered);

@@ -36,11 +36,11 @@ use crate::engine::{Config, Corpus, CrawlCounts, Progress, Quiet};
 use crate::error::{DocError, DocErrorKind, Error, Result};
 use crate::extract::{ExtractConfig, ExtractedPage};
 use crate::fetch::{FetchConfig, FetchFlags, FetchOutcome, FetchRecord, Fetcher, sitemap};
-pub use pages::RunPage;
-use pages::Fetches;
 pub use crate::report::Redirected;
 use crate::source::{self, Collected, DocKey, InputOptions, Location, RawDocument, ReadLimits, Source};
 use crate::template::Templates;
+use pages::Fetches;
+pub use pages::RunPage;
 
 /// How a run reads and fetches.
 #[derive(Debug, Clone, Default)]
@@ -248,8 +248,7 @@ impl Run {
             fetches: &fetches,
         };
         let recorder = |f: &crate::engine::Fingerprint, page: PageView| fetches.record(f, page);
-        let shown: Option<&(dyn Fn(&crate::engine::Fingerprint, PageView) + Sync)> =
-            fetches.recording.then_some(&recorder);
+        let shown: Option<crate::engine::Shown<'_>> = fetches.recording.then_some(&recorder);
         let corpus = if urls.is_empty() {
             Corpus::fingerprint_into(local, total, load, config, progress, shown)
         } else {

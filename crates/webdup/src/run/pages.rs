@@ -30,6 +30,7 @@ pub(super) struct Fetches {
     kept: Mutex<Vec<FetchRecord>>,
     /// With `recording`: fetches whose pages are in flight, by key.
     pending: Mutex<HashMap<DocKey, FetchRecord>>,
+    /// With `recording`: what is left of the fetches whose records took them.
     answered: Mutex<Vec<FetchFlags>>,
     /// With `recording`: the pages recorded, in the order they came.
     pages: Mutex<Vec<RunPage>>,
@@ -42,10 +43,13 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Fetches {
     /// For a run of `total` sources: a recording run's pages are sized for
-    /// them at once (growing a million of them would hold them twice).
+    /// them at once, and for a few more (the inputs that could not be
+    /// expanded, recorded after them). Growing a million records would copy
+    /// them, holding them twice; room never used is never touched.
     pub(super) fn new(config: &Config, total: u64) -> Fetches {
         let recording = config.slim_fetches && !config.skip_records;
-        let pages = if recording { Vec::with_capacity(total as usize) } else { Vec::new() };
+        let room = total as usize;
+        let pages = if recording { Vec::with_capacity(room + room / 64 + 64) } else { Vec::new() };
         Fetches {
             slim: config.slim_fetches,
             recording,

@@ -374,12 +374,9 @@ pub struct RenderCounts {
 }
 
 impl RenderCounts {
-    pub fn of(records: &[FetchRecord]) -> RenderCounts {
-        RenderCounts::of_flags(records.iter().map(FetchFlags::from))
-    }
-
-    /// The counts of fetches known by their flags alone.
-    pub fn of_flags(flags: impl IntoIterator<Item = FetchFlags>) -> RenderCounts {
+    /// The counts of fetches by their flags (`records.iter().map(FetchFlags::from)`
+    /// for whole fetch records).
+    pub fn of(flags: impl IntoIterator<Item = FetchFlags>) -> RenderCounts {
         let mut c = RenderCounts::default();
         for r in flags {
             let failed = r.error == Some(FetchErrorKind::Render);

@@ -162,7 +162,7 @@ impl Loaded {
     /// How many of the run's pages were rendered, looked client-rendered, or
     /// could not be rendered.
     pub fn render_counts(&self) -> RenderCounts {
-        RenderCounts::of_flags(self.fetch_flags())
+        RenderCounts::of(self.fetch_flags())
     }
 
     /// The corpus-wide stages ([`Corpus::finish`], with `known` templates

@@ -174,9 +174,11 @@ impl Loaded {
         let learned = self.corpus.finish(config, known);
         if !config.skip_records {
             if config.slim_fetches {
-                // The audit's order: one page per final URL first, so that
-                // each record can take its fetch's strings rather than copy
-                // them (nothing reads them after).
+                // The audit's order: one page per final URL first (a page
+                // recorded as it arrived and folded since becomes a
+                // redirect), so that each record made here can take its
+                // fetch's strings rather than copy them (nothing reads them
+                // after).
                 self.fold_redirects();
             }
             self.record_pages(config.slim_fetches);

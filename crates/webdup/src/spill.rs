@@ -260,30 +260,40 @@ impl Spill {
     }
 }
 
-/// Each spilled page's places, by key: appended as pages are spilled (in
-/// any order), sorted once when first looked up. A vector, not a hash map:
-/// 72 bytes a page where a map took about twice that at a million pages.
-#[derive(Default)]
-struct PlaceTable {
-    entries: Vec<(DocKey, Places)>,
+/// Values by key, appended as pages come (in any order) and sorted once
+/// when first looked up: each spilled page's places (72 bytes a page where
+/// a hash map took about twice that at a million pages), the audit's kept
+/// markup. A key set twice keeps its last value.
+#[derive(Debug)]
+pub(crate) struct KeyedTable<V> {
+    entries: Vec<(DocKey, V)>,
     sorted: bool,
 }
 
-impl PlaceTable {
-    fn set(&mut self, key: DocKey, places: Places) {
+impl<V> Default for KeyedTable<V> {
+    fn default() -> Self {
+        KeyedTable { entries: Vec::new(), sorted: false }
+    }
+}
+
+/// Each spilled page's places, by key.
+type PlaceTable = KeyedTable<Places>;
+
+impl<V: Copy> KeyedTable<V> {
+    pub(crate) fn set(&mut self, key: DocKey, value: V) {
         if !self.sorted {
-            self.entries.push((key, places));
+            self.entries.push((key, value));
             return;
         }
         match self.entries.binary_search_by_key(&key, |e| e.0) {
-            Ok(i) => self.entries[i].1 = places,
-            Err(i) => self.entries.insert(i, (key, places)),
+            Ok(i) => self.entries[i].1 = value,
+            Err(i) => self.entries.insert(i, (key, value)),
         }
     }
 
-    fn get(&mut self, key: DocKey) -> Option<Places> {
+    pub(crate) fn get(&mut self, key: DocKey) -> Option<V> {
         if !self.sorted {
-            // A key set twice before the sort keeps its last places.
+            // A key set twice before the sort keeps its last value.
             self.entries.reverse();
             self.entries.sort_by_key(|e| e.0);
             self.entries.dedup_by_key(|e| e.0);
@@ -291,6 +301,10 @@ impl PlaceTable {
             self.sorted = true;
         }
         self.entries.binary_search_by_key(&key, |e| e.0).ok().map(|i| self.entries[i].1)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
     }
 }
 

@@ -25,6 +25,7 @@ use flate2::write::DeflateEncoder;
 use super::PageSource;
 use crate::engine::Fingerprint;
 use crate::source::{self, DocKey, Location, RawDocument, ReadLimits, Source};
+use crate::spill::KeyedTable;
 use webdup_core::fingerprint::position_of;
 
 /// The markup of a run's fetched pages and web-archive records, deflated
@@ -43,11 +44,8 @@ pub struct Spill {
 struct SpillFile {
     file: File,
     end: u64,
-    /// Where each page's deflated markup starts, and its length, by key
-    /// once `sorted` (a table rather than a hash map: at a million pages
-    /// half the size).
-    at: Vec<(DocKey, u64, u32)>,
-    sorted: bool,
+    /// Where each page's deflated markup starts, and its length.
+    at: KeyedTable<(u64, u32)>,
 }
 
 impl std::fmt::Debug for Spill {
@@ -66,7 +64,7 @@ impl Spill {
         }
         match tempfile::tempfile() {
             Ok(file) => Spill {
-                file: Some(Mutex::new(SpillFile { file, end: 0, at: Vec::new(), sorted: true })),
+                file: Some(Mutex::new(SpillFile { file, end: 0, at: KeyedTable::default() })),
                 broken: Mutex::new(None),
                 limits,
             },
@@ -89,8 +87,7 @@ impl Spill {
             s.file.seek(SeekFrom::Start(start))?;
             s.file.write_all(&bytes)?;
             s.end += u64::from(len);
-            s.at.push((doc.key, start, len));
-            s.sorted = false;
+            s.at.set(doc.key, (start, len));
             Ok(())
         });
         if let Err(e) = written
@@ -107,15 +104,7 @@ impl Spill {
         let Some(file) = &self.file else { return broken().map(Err) };
         let read = || -> std::io::Result<Option<String>> {
             let mut s = file.lock().map_err(|_| std::io::Error::other("a worker panicked"))?;
-            if !s.sorted {
-                // Stable: of two markups kept for a key, the later is read.
-                s.at.sort_by_key(|a| a.0);
-                s.sorted = true;
-            }
-            let Some(&(_, start, len)) = s.at[..s.at.partition_point(|a| a.0 <= key)].last().filter(|a| a.0 == key)
-            else {
-                return Ok(None);
-            };
+            let Some((start, len)) = s.at.get(key) else { return Ok(None) };
             s.file.seek(SeekFrom::Start(start))?;
             let mut packed = vec![0; len as usize];
             s.file.read_exact(&mut packed)?;

@@ -161,15 +161,18 @@ pub fn summary(causes: &[Cause]) -> String {
     causes.iter().map(Cause::to_string).collect::<Vec<_>>().join("; ")
 }
 
-/// Clusters that differ the same way, with how many there are: most
-/// frequent first, then by their summary.
-pub fn rollup<'a>(clusters: impl IntoIterator<Item = &'a [Cause]>) -> Vec<(Vec<Cause>, usize)> {
-    let mut counts: BTreeMap<Vec<Cause>, usize> = BTreeMap::new();
-    for c in clusters {
-        *counts.entry(c.to_vec()).or_default() += 1;
+/// Clusters that differ the same way: each set of causes with the
+/// positions (in `clusters`' order) of the clusters that have it, most
+/// clusters first, then by summary. One pass over the clusters: a million
+/// pages' clusters each with their own path segment made a scan of every
+/// cluster for every set quadratic.
+pub fn rollup<'a>(clusters: impl IntoIterator<Item = &'a [Cause]>) -> Vec<(&'a [Cause], Vec<usize>)> {
+    let mut sets: BTreeMap<&'a [Cause], Vec<usize>> = BTreeMap::new();
+    for (n, c) in clusters.into_iter().enumerate() {
+        sets.entry(c).or_default().push(n);
     }
-    let mut out: Vec<(Vec<Cause>, usize)> = counts.into_iter().collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| summary(&a.0).cmp(&summary(&b.0))));
+    let mut out: Vec<(&'a [Cause], Vec<usize>)> = sets.into_iter().collect();
+    out.sort_by_cached_key(|(causes, of)| (std::cmp::Reverse(of.len()), summary(causes)));
     out
 }
 
@@ -366,8 +369,9 @@ mod tests {
         let c = causes("https://docs.example.com/a", &["https://docs.example.com/a/"]);
         let rolled = rollup([a.as_slice(), b.as_slice(), c.as_slice()]);
         assert_eq!(rolled.len(), 2);
-        assert_eq!(rolled[0].1, 2);
-        assert_eq!(summary(&rolled[0].0), "path segment `2.1` | `2.2` | `2.3`");
+        assert_eq!(rolled[0].1, vec![0, 1]);
+        assert_eq!(summary(rolled[0].0), "path segment `2.1` | `2.2` | `2.3`");
+        assert_eq!(rolled[1].1, vec![2]);
     }
 
     fn member(url: &'static str, canonical: Option<&'static str>, inlinks: u32) -> Member<'static> {

@@ -143,15 +143,12 @@ pub(super) fn rank_severity(clusters: &mut [AuditCluster], pages: &[PageRow]) {
 pub(super) fn rollup(clusters: &[AuditCluster]) -> Vec<RollupRow> {
     causes::rollup(clusters.iter().map(|c| c.causes.as_slice()))
         .into_iter()
-        .map(|(causes, n)| {
-            let same = || clusters.iter().filter(|c| c.causes == causes);
-            RollupRow {
-                clusters: n,
-                pages: same().map(|c| c.size).sum(),
-                cause: causes::summary(&causes),
-                example_keep: same().next().map(|c| c.keep.url.clone()).unwrap_or_default(),
-                causes,
-            }
+        .map(|(causes, of)| RollupRow {
+            clusters: of.len(),
+            pages: of.iter().map(|&c| clusters[c].size).sum(),
+            cause: causes::summary(causes),
+            example_keep: clusters[of[0]].keep.url.clone(),
+            causes: causes.to_vec(),
         })
         .collect()
 }

@@ -166,7 +166,8 @@ pub fn candidate_pairs<S: Sketches + ?Sized>(
         match matching.measure {
             Measure::Jaccard => {
                 let params = LshParams::optimal(threshold, permutations);
-                pairs.extend(lsh::candidate_pairs_by(units, docs.len(), params, &read)?);
+                let read_range = |range, each: lsh::ReadRange<'_>| sets.signatures(range, each);
+                pairs.extend(lsh::candidate_pairs_by(units, docs.len(), params, &read_range)?);
                 stats.lsh = Some(params);
             }
             Measure::Containment => {

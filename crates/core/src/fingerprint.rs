@@ -198,6 +198,17 @@ impl crate::sets::Sketches for InFingerprints<'_> {
         buf.extend_from_slice(&self.0[i as usize].minhash);
         Ok(())
     }
+
+    fn signatures(
+        &self,
+        range: std::ops::Range<u32>,
+        each: &mut dyn FnMut(u32, &[u32]),
+    ) -> Result<(), std::convert::Infallible> {
+        for i in range {
+            each(i, &self.0[i as usize].minhash);
+        }
+        Ok(())
+    }
 }
 
 /// The digest of a decoded page, its [`Fingerprint::page_digest`]: XXH3's

@@ -30,6 +30,18 @@ pub trait Sets: Sync {
 pub trait Sketches: Sets {
     /// Document `i`'s MinHash signature, into `buf` (replacing what it held).
     fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), Self::Error>;
+
+    /// The signatures of documents `range`, each handed to `each` in order
+    /// with its position: one by one, unless the source can do better (a
+    /// spill reads signatures that lie side by side in one read).
+    fn signatures(&self, range: std::ops::Range<u32>, each: &mut dyn FnMut(u32, &[u32])) -> Result<(), Self::Error> {
+        let mut buf = Vec::new();
+        for i in range {
+            self.signature(i, &mut buf)?;
+            each(i, &buf);
+        }
+        Ok(())
+    }
 }
 
 /// Sets held in memory.

@@ -243,6 +243,15 @@ impl Spill {
         }
     }
 
+    /// Records where each of several pages' sets are, under one lock.
+    pub fn set_all_places(&self, all: impl IntoIterator<Item = (DocKey, Places)>) {
+        if let Ok(mut p) = self.places.lock() {
+            for (key, places) in all {
+                p.set(key, places);
+            }
+        }
+    }
+
     /// Where a page's sets are, if it was spilled.
     pub fn places(&self, key: DocKey) -> Option<Places> {
         self.places.lock().ok().and_then(|mut p| p.get(key))
@@ -318,16 +327,15 @@ impl Corpus {
         let Some(spill) = self.spill.as_ref() else { return Templates::default() };
         let settings = config.fingerprint.template.as_ref();
         let learned = settings.map_or_else(Templates::default, |t| learn(spill, &self.docs, t));
+        let learned_ref = &learned;
+        let template_of = |d: &Fingerprint| -> Option<&[u64]> {
+            let site = settings.and_then(|t| d.site(t.scope))?;
+            learned_ref.get(&site.name).or_else(|| known.get(&site.name))
+        };
         let failed: Vec<DocError> = self
             .docs
-            .par_iter_mut()
-            .filter_map(|d| {
-                let site = settings.and_then(|t| d.site(t.scope));
-                let template = site.as_ref().and_then(|s| learned.get(&s.name).or_else(|| known.get(&s.name)));
-                finish_page(spill, fp, d, template)
-                    .err()
-                    .map(|e| DocError::new(&d.id, d.key, DocErrorKind::Io, e.to_string()))
-            })
+            .par_chunks_mut(SIGNATURES_A_BLOCK)
+            .flat_map_iter(|block| finish_block(spill, fp, block, &template_of))
             .collect();
         if !failed.is_empty() {
             let gone: std::collections::HashSet<DocKey> = failed.iter().map(|e| e.key).collect();
@@ -400,14 +408,73 @@ fn learn(spill: &Spill, docs: &[Fingerprint], config: &TemplateConfig) -> Templa
     learned
 }
 
-/// One spilled page's template dropped and sketch made, its set and its
-/// signature left on disk.
+/// Pages finished together ([`finish_block`]): their signatures are
+/// written side by side, so LSH reads a run of them at once (a
+/// million pages' signatures read one by one took a positioned read a
+/// page on every pass of both searches).
+const SIGNATURES_A_BLOCK: usize = 1024;
+
+/// [`finish_page`] for a block of pages in key order, their signatures
+/// written in one piece; the failures, each its page's error.
+fn finish_block<'t>(
+    spill: &Spill,
+    fp: &Fingerprinter,
+    block: &mut [Fingerprint],
+    template_of: &(dyn Fn(&Fingerprint) -> Option<&'t [u64]> + Sync),
+) -> Vec<DocError> {
+    let failure = |d: &Fingerprint, e: SpillError| DocError::new(&d.id, d.key, DocErrorKind::Io, e.to_string());
+    let mut failed = Vec::new();
+    // The spilled pages finished, with their places but their signature's.
+    let mut finished: Vec<(usize, Places)> = Vec::new();
+    let mut signatures: Vec<u32> = Vec::new();
+    for (n, d) in block.iter_mut().enumerate() {
+        let template = template_of(d);
+        match finish_page(spill, fp, d, template) {
+            Ok(Some(places)) => {
+                signatures.extend_from_slice(&d.minhash);
+                finished.push((n, places));
+            }
+            Ok(None) => {}
+            Err(e) => failed.push(failure(d, e)),
+        }
+    }
+    if finished.is_empty() {
+        return failed;
+    }
+    match spill.put_signature(&signatures) {
+        Ok(written) => {
+            let mut at = written.at();
+            let places = finished.into_iter().map(|(n, places)| {
+                let d = &mut block[n];
+                let len = d.minhash.len();
+                let minhash = Some(Place::new(at, len as u32));
+                at += len as u64 * 4;
+                d.minhash = Vec::new();
+                (d.key, Places { minhash, ..places })
+            });
+            spill.set_all_places(places);
+        }
+        Err(e) => {
+            let e = e.to_string();
+            failed.extend(finished.into_iter().map(|(n, _)| {
+                let d = &block[n];
+                DocError::new(&d.id, d.key, DocErrorKind::Io, e.clone())
+            }));
+        }
+    }
+    failed
+}
+
+/// One spilled page's template dropped and sketch made, its set left on
+/// disk: its places, but for its signature, which it keeps for
+/// [`finish_block`] to write. `None` for a page not spilled, finished in
+/// memory.
 fn finish_page(
     spill: &Spill,
     fp: &Fingerprinter,
     d: &mut Fingerprint,
     template: Option<&[u64]>,
-) -> Result<(), SpillError> {
+) -> Result<Option<Places>, SpillError> {
     let Some(places) = spill.places(d.key) else {
         // Not spilled: finished in memory, as an unspilled corpus is.
         if let Some(t) = template {
@@ -415,7 +482,7 @@ fn finish_page(
         }
         d.context = Vec::new();
         fp.sketch(d);
-        return Ok(());
+        return Ok(None);
     };
     d.shingles = spill.read(places.shingles)?;
     let mut changed = false;
@@ -428,11 +495,8 @@ fn finish_page(
     d.context = Vec::new();
     fp.sketch(d);
     let shingles = if changed { spill.put(&d.shingles)? } else { places.shingles };
-    let minhash = Some(spill.put_signature(&d.minhash)?);
-    spill.set_places(d.key, Places { shingles, context: None, minhash, ..places });
     d.shingles = Vec::new();
-    d.minhash = Vec::new();
-    Ok(())
+    Ok(Some(Places { shingles, context: None, ..places }))
 }
 
 /// A corpus's shingle sets and signatures, by position: on disk or in its
@@ -462,16 +526,67 @@ impl Sets for CorpusSets<'_> {
     }
 }
 
+impl CorpusSets<'_> {
+    /// Where document `i`'s signature is, when spilled.
+    fn signature_place(&self, i: u32) -> Option<Place> {
+        self.places[i as usize].and_then(|(_, signature)| signature)
+    }
+}
+
+/// The most bytes of signatures [`CorpusSets::signatures`] reads at once.
+const SIGNATURE_RUN_BYTES: u64 = 1 << 20;
+
 impl Sketches for CorpusSets<'_> {
     fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), SpillError> {
-        match self.places[i as usize] {
-            Some((_, Some(place))) => self.spill.get_signature(place, buf),
-            _ => {
+        match self.signature_place(i) {
+            Some(place) => self.spill.get_signature(place, buf),
+            None => {
                 buf.clear();
                 buf.extend_from_slice(&self.docs[i as usize].minhash);
                 Ok(())
             }
         }
+    }
+
+    /// Signatures that lie one after another in the file (a block finished
+    /// together) are read in one piece.
+    fn signatures(&self, range: std::ops::Range<u32>, each: &mut dyn FnMut(u32, &[u32])) -> Result<(), SpillError> {
+        let (mut bytes, mut values) = (Vec::new(), Vec::new());
+        let mut i = range.start;
+        while i < range.end {
+            let Some(first) = self.signature_place(i) else {
+                each(i, &self.docs[i as usize].minhash);
+                i += 1;
+                continue;
+            };
+            // The run: each next signature starting where the last ended.
+            let mut lens = vec![first.len()];
+            let mut end = first.at() + first.len() as u64 * 4;
+            while i + (lens.len() as u32) < range.end && end - first.at() < SIGNATURE_RUN_BYTES {
+                match self.signature_place(i + lens.len() as u32) {
+                    Some(p) if p.at() == end => {
+                        lens.push(p.len());
+                        end += p.len() as u64 * 4;
+                    }
+                    _ => break,
+                }
+            }
+            bytes.resize((end - first.at()) as usize, 0);
+            read_at(&self.spill.file, &mut bytes, first.at())?;
+            let mut from = 0;
+            for len in lens {
+                values.clear();
+                values.extend(
+                    bytes[from..from + len * 4]
+                        .chunks_exact(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4]))),
+                );
+                from += len * 4;
+                each(i, &values);
+                i += 1;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -566,5 +681,48 @@ mod tests {
         assert_eq!(view.len(1), sets[62].len());
         assert_eq!(view.get(64, &mut buf).unwrap(), &[1, 2, 3]);
         assert_eq!(view.len(64), 3);
+    }
+
+    #[test]
+    fn signatures_read_in_runs_are_those_read_one_by_one() {
+        let spill = Spill::new().unwrap();
+        let signature = |k: u64| -> Vec<u32> { (0..128).map(|j| (k * 1000 + j) as u32).collect() };
+        let n = 2600u64;
+        // Pages 0..2500 finished in blocks (a run crosses
+        // SIGNATURE_RUN_BYTES), 2500 held in memory, the rest written one by
+        // one with a set between each.
+        let mut places: Vec<(DocKey, Places)> = Vec::new();
+        for block in (0..2500u64).collect::<Vec<_>>().chunks(1000) {
+            let all: Vec<u32> = block.iter().flat_map(|&k| signature(k)).collect();
+            let at = spill.put_signature(&all).unwrap().at();
+            for (x, &k) in block.iter().enumerate() {
+                let minhash = Some(Place::new(at + x as u64 * 512, 128));
+                places.push((DocKey(k), Places { minhash, ..Places::default() }));
+            }
+        }
+        for k in 2501..n {
+            spill.put(&[k]).unwrap();
+            places.push((
+                DocKey(k),
+                Places { minhash: Some(spill.put_signature(&signature(k)).unwrap()), ..Places::default() },
+            ));
+        }
+        spill.set_all_places(places);
+        let docs: Vec<Fingerprint> = (0..n)
+            .map(|k| {
+                let minhash = if k == 2500 { signature(k) } else { Vec::new() };
+                Fingerprint::from_parts(format!("d{k}"), DocKey(k), 1, Vec::new(), [0; 16], minhash, 0)
+            })
+            .collect();
+        let view = spill.sets(&docs);
+        for range in [0..n as u32, 3..2510, 2499..2501, 2590..2600, 7..7] {
+            let mut got = Vec::new();
+            view.signatures(range.clone(), &mut |i, s| got.push((i, s.to_vec()))).unwrap();
+            let want: Vec<(u32, Vec<u32>)> = range.map(|i| (i, signature(u64::from(i)))).collect();
+            assert_eq!(got, want);
+        }
+        let mut buf = Vec::new();
+        view.signature(1234, &mut buf).unwrap();
+        assert_eq!(buf, signature(1234));
     }
 }

@@ -107,16 +107,36 @@ pub fn candidate_pairs(signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u3
 
 /// [`candidate_pairs`] with the bands run by `units`.
 pub fn candidate_pairs_on(units: &impl Units, signatures: &[&[u32]], params: LshParams) -> Vec<(u32, u32)> {
-    crate::sets::always(candidate_pairs_by(units, signatures.len(), params, &held(signatures)))
+    crate::sets::always(candidate_pairs_by(units, signatures.len(), params, &one_by_one(held(signatures))))
 }
 
-/// Reads signatures held in memory, as [`candidate_pairs_by`] reads them.
+/// Reads signatures held in memory, one at a time.
 fn held<'a>(
     signatures: &'a [&'a [u32]],
 ) -> impl Fn(u32, &mut Vec<u32>) -> Result<(), std::convert::Infallible> + Sync + 'a {
     |i, buf| {
         buf.clear();
         buf.extend_from_slice(signatures[i as usize]);
+        Ok(())
+    }
+}
+
+/// Hands the signatures of a range of documents, in order, each with its
+/// position, to `each`: what [`candidate_pairs_by`] reads. A source that
+/// keeps signatures side by side reads a range at once
+/// ([`crate::sets::Sketches::signatures`]).
+pub type ReadRange<'f> = &'f mut dyn FnMut(u32, &[u32]);
+
+/// A range reader that reads each signature with `read(i, buf)`.
+pub fn one_by_one<E>(
+    read: impl Fn(u32, &mut Vec<u32>) -> Result<(), E> + Sync,
+) -> impl Fn(std::ops::Range<u32>, ReadRange<'_>) -> Result<(), E> + Sync {
+    move |range, each| {
+        let mut buf = Vec::new();
+        for i in range {
+            read(i, &mut buf)?;
+            each(i, &buf);
+        }
         Ok(())
     }
 }
@@ -128,14 +148,15 @@ const BANDS_A_PASS: usize = 4;
 /// Signatures read by one unit of a pass.
 const SIGNATURES_A_UNIT: usize = 8192;
 
-/// [`candidate_pairs_on`] over `n` signatures that `read(i, buf)` puts in
-/// `buf`, from memory or from disk. The signatures are read a few bands at
-/// a time ([`BANDS_A_PASS`]), so a run whose signatures wait on disk never
-/// holds them all; the pairs are the same however they are read.
+/// [`candidate_pairs_on`] over `n` signatures that `read(range, each)`
+/// hands over a range at a time, from memory or from disk. The signatures
+/// are read a few bands at a time ([`BANDS_A_PASS`]), so a run whose
+/// signatures wait on disk never holds them all; the pairs are the same
+/// however they are read.
 pub fn candidate_pairs_by<E, R>(units: &impl Units, n: usize, params: LshParams, read: &R) -> Result<Vec<(u32, u32)>, E>
 where
     E: Send,
-    R: Fn(u32, &mut Vec<u32>) -> Result<(), E> + Sync,
+    R: Fn(std::ops::Range<u32>, ReadRange<'_>) -> Result<(), E> + Sync,
 {
     let mut pairs = Vec::new();
     let mut first = 0;
@@ -146,13 +167,11 @@ where
         let keyed = units.map(n.div_ceil(SIGNATURES_A_UNIT), |u| -> Result<Vec<Vec<(u64, u32)>>, E> {
             let docs = u * SIGNATURES_A_UNIT..((u + 1) * SIGNATURES_A_UNIT).min(n);
             let mut keys = vec![Vec::with_capacity(docs.len()); bands.len()];
-            let mut buf = Vec::new();
-            for i in docs {
-                read(i as u32, &mut buf)?;
+            read(docs.start as u32..docs.end as u32, &mut |i, signature| {
                 for (k, band) in bands.clone().enumerate() {
-                    keys[k].push((band_key(&buf, params, band), i as u32));
+                    keys[k].push((band_key(signature, params, band), i));
                 }
-            }
+            })?;
             Ok(keys)
         });
         let mut per_band: Vec<Vec<(u64, u32)>> = bands.clone().map(|_| Vec::with_capacity(n)).collect();
@@ -307,8 +326,7 @@ where
             plan.passes += 1;
             let ids: Vec<u32> =
                 classes[x].1.iter().chain(if x == y { &[][..] } else { &classes[y].1[..] }).copied().collect();
-            let found =
-                candidate_pairs_by(units, ids.len(), params, &|k, buf: &mut Vec<u32>| read(ids[k as usize], buf))?;
+            let found = candidate_pairs_by(units, ids.len(), params, &one_by_one(|k, buf| read(ids[k as usize], buf)))?;
             pairs.extend(found.into_iter().map(|(a, b)| (ids[a as usize], ids[b as usize])));
         }
     }
@@ -396,7 +414,7 @@ mod tests {
             buf.extend_from_slice(&sigs[i as usize]);
             Ok(())
         };
-        assert_eq!(candidate_pairs_by(&InTurn, n, params, &read).unwrap(), want);
+        assert_eq!(candidate_pairs_by(&InTurn, n, params, &one_by_one(read)).unwrap(), want);
         let refs: Vec<&[u32]> = sigs.iter().map(Vec::as_slice).collect();
         assert_eq!(candidate_pairs(&refs, params), want);
         // A signature that cannot be read is the pass's error.
@@ -405,6 +423,6 @@ mod tests {
             buf.extend_from_slice(&sigs[i as usize]);
             if i == 9000 { Err(i) } else { Ok(()) }
         };
-        assert_eq!(candidate_pairs_by(&InTurn, n, params, &failing), Err(9000));
+        assert_eq!(candidate_pairs_by(&InTurn, n, params, &one_by_one(failing)), Err(9000));
     }
 }

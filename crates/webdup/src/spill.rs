@@ -327,10 +327,9 @@ impl Corpus {
         let Some(spill) = self.spill.as_ref() else { return Templates::default() };
         let settings = config.fingerprint.template.as_ref();
         let learned = settings.map_or_else(Templates::default, |t| learn(spill, &self.docs, t));
-        let learned_ref = &learned;
         let template_of = |d: &Fingerprint| -> Option<&[u64]> {
             let site = settings.and_then(|t| d.site(t.scope))?;
-            learned_ref.get(&site.name).or_else(|| known.get(&site.name))
+            learned.get(&site.name).or_else(|| known.get(&site.name))
         };
         let failed: Vec<DocError> = self
             .docs
@@ -411,8 +410,9 @@ fn learn(spill: &Spill, docs: &[Fingerprint], config: &TemplateConfig) -> Templa
 /// Pages finished together ([`finish_block`]): their signatures are
 /// written side by side, so LSH reads a run of them at once (a
 /// million pages' signatures read one by one took a positioned read a
-/// page on every pass of both searches).
-const SIGNATURES_A_BLOCK: usize = 1024;
+/// page on every pass of both searches). Blocks of 1,024 pages, read in
+/// runs of 1 MB, held 24 MB more at 200,000 pages than these.
+const SIGNATURES_A_BLOCK: usize = 128;
 
 /// [`finish_page`] for a block of pages in key order, their signatures
 /// written in one piece; the failures, each its page's error.
@@ -422,7 +422,7 @@ fn finish_block<'t>(
     block: &mut [Fingerprint],
     template_of: &(dyn Fn(&Fingerprint) -> Option<&'t [u64]> + Sync),
 ) -> Vec<DocError> {
-    let failure = |d: &Fingerprint, e: SpillError| DocError::new(&d.id, d.key, DocErrorKind::Io, e.to_string());
+    let failure = |d: &Fingerprint, e: String| DocError::new(&d.id, d.key, DocErrorKind::Io, e);
     let mut failed = Vec::new();
     // The spilled pages finished, with their places but their signature's.
     let mut finished: Vec<(usize, Places)> = Vec::new();
@@ -435,7 +435,7 @@ fn finish_block<'t>(
                 finished.push((n, places));
             }
             Ok(None) => {}
-            Err(e) => failed.push(failure(d, e)),
+            Err(e) => failed.push(failure(d, e.to_string())),
         }
     }
     if finished.is_empty() {
@@ -454,13 +454,7 @@ fn finish_block<'t>(
             });
             spill.set_all_places(places);
         }
-        Err(e) => {
-            let e = e.to_string();
-            failed.extend(finished.into_iter().map(|(n, _)| {
-                let d = &block[n];
-                DocError::new(&d.id, d.key, DocErrorKind::Io, e.clone())
-            }));
-        }
+        Err(e) => failed.extend(finished.iter().map(|&(n, _)| failure(&block[n], e.to_string()))),
     }
     failed
 }
@@ -534,7 +528,7 @@ impl CorpusSets<'_> {
 }
 
 /// The most bytes of signatures [`CorpusSets::signatures`] reads at once.
-const SIGNATURE_RUN_BYTES: u64 = 1 << 20;
+const SIGNATURE_RUN_BYTES: u64 = 64 << 10;
 
 impl Sketches for CorpusSets<'_> {
     fn signature(&self, i: u32, buf: &mut Vec<u32>) -> Result<(), SpillError> {

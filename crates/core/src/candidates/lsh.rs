@@ -121,8 +121,8 @@ fn held<'a>(
     }
 }
 
-/// Hands the signatures of a range of documents, in order, each with its
-/// position, to `each`: what [`candidate_pairs_by`] reads. A source that
+/// What a range reader of [`candidate_pairs_by`] hands each signature of
+/// its range to, in order, with the document's position. A source that
 /// keeps signatures side by side reads a range at once
 /// ([`crate::sets::Sketches::signatures`]).
 pub type ReadRange<'f> = &'f mut dyn FnMut(u32, &[u32]);

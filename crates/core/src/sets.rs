@@ -35,13 +35,23 @@ pub trait Sketches: Sets {
     /// with its position: one by one, unless the source can do better (a
     /// spill reads signatures that lie side by side in one read).
     fn signatures(&self, range: std::ops::Range<u32>, each: &mut dyn FnMut(u32, &[u32])) -> Result<(), Self::Error> {
-        let mut buf = Vec::new();
-        for i in range {
-            self.signature(i, &mut buf)?;
-            each(i, &buf);
-        }
-        Ok(())
+        signature_by_signature(range, |i, buf| self.signature(i, buf), each)
     }
+}
+
+/// The signatures of documents `range`, each read with `read(i, buf)` and
+/// handed to `each` in order with its position.
+pub fn signature_by_signature<E>(
+    range: std::ops::Range<u32>,
+    read: impl Fn(u32, &mut Vec<u32>) -> Result<(), E>,
+    each: &mut dyn FnMut(u32, &[u32]),
+) -> Result<(), E> {
+    let mut buf = Vec::new();
+    for i in range {
+        read(i, &mut buf)?;
+        each(i, &buf);
+    }
+    Ok(())
 }
 
 /// Sets held in memory.

@@ -175,8 +175,7 @@ impl Spill {
     ) -> Result<(), SpillError> {
         let mut bytes = vec![0u8; place.len() * N];
         read_at(&self.file, &mut bytes, place.at())?;
-        buf.clear();
-        buf.extend(bytes.chunks_exact(N).map(|b| of_bytes(b.try_into().unwrap_or([0; N]))));
+        decode(&bytes, buf, of_bytes);
         Ok(())
     }
 
@@ -238,9 +237,7 @@ impl Spill {
 
     /// Records where a page's sets are.
     pub fn set_places(&self, key: DocKey, places: Places) {
-        if let Ok(mut p) = self.places.lock() {
-            p.set(key, places);
-        }
+        self.set_all_places([(key, places)]);
     }
 
     /// Records where each of several pages' sets are, under one lock.
@@ -267,6 +264,13 @@ impl Spill {
         };
         CorpusSets { spill: self, docs, places }
     }
+}
+
+/// `bytes` as values, each read by `of_bytes`, into `buf` (replacing what it
+/// held).
+fn decode<T, const N: usize>(bytes: &[u8], buf: &mut Vec<T>, of_bytes: fn([u8; N]) -> T) {
+    buf.clear();
+    buf.extend(bytes.chunks_exact(N).map(|b| of_bytes(b.try_into().unwrap_or([0; N]))));
 }
 
 /// Values by key, appended as pages come (in any order) and sorted once
@@ -545,7 +549,7 @@ impl Sketches for CorpusSets<'_> {
     /// Signatures that lie one after another in the file (a block finished
     /// together) are read in one piece.
     fn signatures(&self, range: std::ops::Range<u32>, each: &mut dyn FnMut(u32, &[u32])) -> Result<(), SpillError> {
-        let (mut bytes, mut values) = (Vec::new(), Vec::new());
+        let (mut bytes, mut values, mut lens) = (Vec::new(), Vec::new(), Vec::new());
         let mut i = range.start;
         while i < range.end {
             let Some(first) = self.signature_place(i) else {
@@ -554,7 +558,8 @@ impl Sketches for CorpusSets<'_> {
                 continue;
             };
             // The run: each next signature starting where the last ended.
-            let mut lens = vec![first.len()];
+            lens.clear();
+            lens.push(first.len());
             let mut end = first.at() + first.len() as u64 * 4;
             while i + (lens.len() as u32) < range.end && end - first.at() < SIGNATURE_RUN_BYTES {
                 match self.signature_place(i + lens.len() as u32) {
@@ -568,13 +573,8 @@ impl Sketches for CorpusSets<'_> {
             bytes.resize((end - first.at()) as usize, 0);
             read_at(&self.spill.file, &mut bytes, first.at())?;
             let mut from = 0;
-            for len in lens {
-                values.clear();
-                values.extend(
-                    bytes[from..from + len * 4]
-                        .chunks_exact(4)
-                        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4]))),
-                );
+            for &len in &lens {
+                decode(&bytes[from..from + len * 4], &mut values, u32::from_le_bytes);
                 from += len * 4;
                 each(i, &values);
                 i += 1;

@@ -131,14 +131,7 @@ pub type ReadRange<'f> = &'f mut dyn FnMut(u32, &[u32]);
 pub fn one_by_one<E>(
     read: impl Fn(u32, &mut Vec<u32>) -> Result<(), E> + Sync,
 ) -> impl Fn(std::ops::Range<u32>, ReadRange<'_>) -> Result<(), E> + Sync {
-    move |range, each| {
-        let mut buf = Vec::new();
-        for i in range {
-            read(i, &mut buf)?;
-            each(i, &buf);
-        }
-        Ok(())
-    }
+    move |range, each| crate::sets::signature_by_signature(range, &read, each)
 }
 
 /// Bands keyed in one pass over the signatures: each pass reads every

@@ -363,39 +363,89 @@ pub fn neighbors_in<S: Sketches + ?Sized>(
     floor: f64,
     top: usize,
 ) -> Result<Vec<Vec<Neighbor>>, S::Error> {
-    let refs: Vec<&Fingerprint> = docs.iter().collect();
-    let (mut candidates, _) = candidate_pairs(units, &refs, sets, matching, made_with.permutations, floor)?;
-    candidates.retain(|&(a, b)| !docs[a as usize].template_only && !docs[b as usize].template_only);
-    let edges = verify::confirm_sets_on(units, matching.measure, &candidates, sets, floor)?;
-    let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
-    for e in edges {
-        let o = e.overlap;
-        out[e.a as usize].push(Neighbor {
-            key: docs[e.b as usize].key,
-            jaccard: o.jaccard(),
-            containment: o.containment_a_in_b(),
-            contained: o.containment_b_in_a(),
+    let search = Search { matching, made_with, floor, top };
+    search.run(units, docs, sets, |_| true)
+}
+
+/// The most similar other document, by exact Jaccard from `floor` up, of
+/// each document `wanted` names (`None` for the others): what
+/// [`neighbors_in`] finds with `top` 1 for them, without verifying the
+/// pairs of two documents nobody asked about.
+pub fn nearest_in<S: Sketches + ?Sized>(
+    units: &impl Units,
+    docs: &[Fingerprint],
+    sets: &S,
+    matching: &MatchSettings,
+    made_with: &FingerprintSettings,
+    floor: f64,
+    wanted: &[bool],
+) -> Result<Vec<Option<Neighbor>>, S::Error> {
+    let matching = MatchSettings { measure: Measure::Jaccard, ..matching.clone() };
+    let search = Search { matching: &matching, made_with, floor, top: 1 };
+    let found = search.run(units, docs, sets, |i| wanted.get(i).copied().unwrap_or(false))?;
+    Ok(found.into_iter().map(|list| list.into_iter().next()).collect())
+}
+
+/// One neighbour search's settings.
+struct Search<'a> {
+    matching: &'a MatchSettings,
+    made_with: &'a FingerprintSettings,
+    floor: f64,
+    top: usize,
+}
+
+impl Search<'_> {
+    /// The neighbours of each document `wanted` says yes to; the others'
+    /// lists stay empty and pairs of two of them are not verified.
+    fn run<S: Sketches + ?Sized>(
+        &self,
+        units: &impl Units,
+        docs: &[Fingerprint],
+        sets: &S,
+        wanted: impl Fn(usize) -> bool,
+    ) -> Result<Vec<Vec<Neighbor>>, S::Error> {
+        let Search { matching, made_with, floor, top } = *self;
+        let refs: Vec<&Fingerprint> = docs.iter().collect();
+        let (mut candidates, _) = candidate_pairs(units, &refs, sets, matching, made_with.permutations, floor)?;
+        candidates.retain(|&(a, b)| {
+            let (a, b) = (a as usize, b as usize);
+            !docs[a].template_only && !docs[b].template_only && (wanted(a) || wanted(b))
         });
-        out[e.b as usize].push(Neighbor {
-            key: docs[e.a as usize].key,
-            jaccard: o.jaccard(),
-            containment: o.containment_b_in_a(),
-            contained: o.containment_a_in_b(),
-        });
+        let edges = verify::confirm_sets_on(units, matching.measure, &candidates, sets, floor)?;
+        let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
+        for e in edges {
+            let o = e.overlap;
+            if wanted(e.a as usize) {
+                out[e.a as usize].push(Neighbor {
+                    key: docs[e.b as usize].key,
+                    jaccard: o.jaccard(),
+                    containment: o.containment_a_in_b(),
+                    contained: o.containment_b_in_a(),
+                });
+            }
+            if wanted(e.b as usize) {
+                out[e.b as usize].push(Neighbor {
+                    key: docs[e.a as usize].key,
+                    jaccard: o.jaccard(),
+                    containment: o.containment_b_in_a(),
+                    contained: o.containment_a_in_b(),
+                });
+            }
+        }
+        let score = |n: &Neighbor| match matching.measure {
+            Measure::Jaccard => n.jaccard,
+            // The containment of the smaller page in the larger.
+            Measure::Containment => n.containment.max(n.contained),
+        };
+        for list in &mut out {
+            list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(x.key.cmp(&y.key)));
+            list.truncate(top);
+            // A run of a million pages keeps one neighbour each, not the room
+            // that collecting them left.
+            list.shrink_to_fit();
+        }
+        Ok(out)
     }
-    let score = |n: &Neighbor| match matching.measure {
-        Measure::Jaccard => n.jaccard,
-        // The containment of the smaller page in the larger.
-        Measure::Containment => n.containment.max(n.contained),
-    };
-    for list in &mut out {
-        list.sort_by(|x, y| score(y).total_cmp(&score(x)).then(x.key.cmp(&y.key)));
-        list.truncate(top);
-        // A run of a million pages keeps one neighbour each, not the room
-        // that collecting them left.
-        list.shrink_to_fit();
-    }
-    Ok(out)
 }
 
 /// Everything known about how two documents relate.
@@ -521,6 +571,21 @@ mod tests {
         assert!((c.jaccard - found[0][1].jaccard).abs() < 1e-12 && !c.duplicate && !c.same_text);
         let again = compare(&docs[0], &docs[2], 0.8);
         assert!(again.same_text && !again.identical && again.duplicate);
+    }
+
+    #[test]
+    fn the_nearest_of_the_wanted_documents_is_their_first_neighbour() {
+        let (matching, made_with) = settings();
+        let docs = docs("a");
+        let all = neighbors(&InTurn, &docs, &matching, &made_with, 0.5, 1);
+        let wanted = [false, true, false, true];
+        let sets = InFingerprints(&docs);
+        let nearest = sets::always(nearest_in(&InTurn, &docs, &sets, &matching, &made_with, 0.5, &wanted));
+        assert_eq!(nearest[1].as_ref(), all[1].first());
+        assert_eq!(nearest[1].as_ref().map(|n| n.key.0), Some(100));
+        assert_eq!(nearest[3], None);
+        // Not asked for: no answer, though the story has neighbours.
+        assert!(!all[0].is_empty() && nearest[0].is_none() && nearest[2].is_none());
     }
 
     /// `doc` made from a page: its decoded bytes `page`, its main text `text`.

@@ -5,9 +5,7 @@
 use webdup_core::dedup::{self, Clustering};
 use webdup_core::fingerprint::{Fingerprint, position_of};
 use webdup_core::sets::{Sets, Sketches};
-use webdup_core::settings::MatchSettings;
 use webdup_core::units::Units;
-use webdup_core::verify::Measure;
 
 use super::canonical::{self, Answers, StatusIndex};
 use super::{AuditPage, AuditSettings, Content, ErrorRow, NEAR_MISS_FLOOR, PageRow, PageSource, round};
@@ -193,43 +191,36 @@ pub(super) fn fill_matches<S: Sketches + ?Sized>(
     }
     let near = Lists::of(docs.len(), || halves.iter().copied());
     drop(halves);
-    let mut near_misses: Option<Vec<Option<(u32, f64)>>> = None;
+    let mut closest: Vec<Option<(u32, f64)>> = Vec::with_capacity(docs.len());
     for i in 0..docs.len() {
         let g = group[i];
         let members = copies.get(g);
         let others = members.len() - 1;
         let count = others + near.get(g).iter().map(|&(h, _)| copies.get(h).len()).sum::<usize>();
-        let closest = if others > 0 {
-            members.iter().find(|&&c| c as usize != i).map(|&c| (c as usize, 1.0))
+        pages[page_of_doc[i]].near_duplicates = count;
+        closest.push(if others > 0 {
+            members.iter().find(|&&c| c as usize != i).map(|&c| (c, 1.0))
         } else {
-            near.get(g)
-                .iter()
-                .copied()
-                .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
-                .map(|(c, j)| (c as usize, j))
-        };
-        // A page with no duplicate still shows its nearest page from
-        // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79)
-        // is worth a look.
-        let closest = match closest {
-            Some(c) => Some(c),
-            None => {
-                if near_misses.is_none() {
-                    let jaccard = MatchSettings { measure: Measure::Jaccard, ..settings.matching.clone() };
-                    let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
-                    let found = dedup::neighbors_in(units, docs, sets, &jaccard, &settings.fingerprint, floor, 1)?;
-                    let nearest = |list: Vec<dedup::Neighbor>| {
-                        list.first().and_then(|n| Some((position_of(docs, n.key)? as u32, n.jaccard)))
-                    };
-                    near_misses = Some(found.into_iter().map(nearest).collect());
-                }
-                near_misses.as_ref().and_then(|m| m[i]).map(|(c, j)| (c as usize, j))
+            near.get(g).iter().copied().max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+        });
+    }
+    // A page with no duplicate still shows its nearest page from
+    // NEAR_MISS_FLOOR up: a copy with a paragraph trimmed (Jaccard 0.79) is
+    // worth a look. Only those pages' candidate pairs are verified.
+    let wanted: Vec<bool> = closest.iter().map(Option::is_none).collect();
+    if wanted.contains(&true) {
+        let floor = NEAR_MISS_FLOOR.min(settings.matching.threshold);
+        let found = dedup::nearest_in(units, docs, sets, &settings.matching, &settings.fingerprint, floor, &wanted)?;
+        for (c, n) in closest.iter_mut().zip(found) {
+            if c.is_none() {
+                *c = n.and_then(|n| Some((position_of(docs, n.key)? as u32, n.jaccard)));
             }
-        };
-        let p = &mut pages[page_of_doc[i]];
-        p.near_duplicates = count;
-        if let Some((c, j)) = closest {
-            p.closest_page = Some(page_of_doc[c]);
+        }
+    }
+    for (i, c) in closest.into_iter().enumerate() {
+        if let Some((c, j)) = c {
+            let p = &mut pages[page_of_doc[i]];
+            p.closest_page = Some(page_of_doc[c as usize]);
             p.closest_similarity = Some(round(j));
         }
     }

@@ -395,7 +395,10 @@ fn hostile_pages_fail_alone_within_the_budget() {
     list.push(site.url("/good/1"));
     list.push(site.url("/good/2"));
     let start = Instant::now();
-    let out = webdup(&["--render", "on", "--render-timeout", "5", "--max-bytes", "2000000"], &list);
+    // 10 s a page: the well-behaved pages share the budget with the hostile
+    // ones, and 5 s (Chromium's start included) left one of them unrendered
+    // on a loaded machine now and then.
+    let out = webdup(&["--render", "on", "--render-timeout", "10", "--max-bytes", "2000000"], &list);
     let elapsed = start.elapsed();
     let v = report(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -445,10 +448,10 @@ fn hostile_pages_fail_alone_within_the_budget() {
     for never in ["/popup-target", "/elsewhere", "/file.bin"] {
         assert!(!served.iter().any(|p| p == never), "{never} was fetched: {served:?}");
     }
-    // The budget is 5 s a page: the pages that fail take it (the loop) or
+    // The budget is 10 s a page: the pages that fail take it (the loop) or
     // less; with two tabs or more the run stays well under the sum of the
-    // nine pages' budgets, Chromium's start included.
-    assert!(elapsed < Duration::from_secs(40), "took {elapsed:?}");
+    // nine pages' budgets (90 s), Chromium's start included.
+    assert!(elapsed < Duration::from_secs(45), "took {elapsed:?}");
 }
 
 /// Chromium killed while a page renders: that page fails, the next pages

@@ -10,7 +10,9 @@
 #
 #   scripts/bench-million.sh [PAGES] [SMALL] [MEMORY]
 #   (defaults 1000000 20000 2G; COMMANDS="cluster audit" picks the runs;
-#    OUT=DIR keeps the reports there)
+#    OUT=DIR keeps the reports there; BASELINE=BINARY also runs an older
+#    webdup, one without --memory, at the small size, before and after the
+#    large run: the speed a page to match)
 set -euo pipefail
 PAGES=${1:-1000000}
 SMALL=${2:-20000}
@@ -34,29 +36,43 @@ serve() {
     PORT=$(sed -n 's/listening on //p' "$WORK/server.log")
 }
 
-# One run: prints "command pages wall_s rss_kb".
+# One run: prints "command pages wall_s rss_kb" (BIN=BINARY: that webdup,
+# without --memory).
 run() {
-    local command=$1 pages=$2 dest=$OUT/$1-$2
-    local fetch=(--delay 0 --per-host 64 --concurrency 64 --quiet --memory "$MEMORY")
+    local command=$1 pages=$2 dest=$OUT/$1-$2 bin=${BIN:-target/release/webdup}
+    local fetch=(--delay 0 --per-host 64 --concurrency 64 --quiet)
+    [ -z "${BIN:-}" ] && fetch+=(--memory "$MEMORY")
     local args
     if [ "$command" = cluster ]; then
         args=(cluster "http://127.0.0.1:$PORT/sitemap.xml" -f json -o "$dest.json")
     else
         args=(audit "http://127.0.0.1:$PORT/sitemap.xml" --out "$dest")
     fi
-    /usr/bin/time -f "%e %M" -o "$WORK/time" target/release/webdup "${args[@]}" "${fetch[@]}" || true
+    /usr/bin/time -f "%e %M" -o "$WORK/time" "$bin" "${args[@]}" "${fetch[@]}" || true
     echo "$command $pages $(tail -1 "$WORK/time")"
 }
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "memory budget: $MEMORY"
 results=()
+# The small runs around the baseline's: theirs, then this binary's again.
+baseline=()
 for n in "$SMALL" "$PAGES"; do
     serve "$n"
     for c in $COMMANDS; do
         results+=("$(run "$c" "$n")")
     done
 done
+if [ -n "${BASELINE:-}" ]; then
+    # The older binary at the small size, twice, around one more run of
+    # this one: the machine's drift shows in the pairs.
+    serve "$SMALL"
+    for c in $COMMANDS; do
+        baseline+=("$(BIN=$BASELINE run "$c" "$SMALL")")
+        baseline+=("$(run "$c" "$SMALL") this")
+        baseline+=("$(BIN=$BASELINE run "$c" "$SMALL")")
+    done
+fi
 printf '%-8s %10s %9s %10s %11s %14s\n' command pages wall_s pages/s peak_MB KB/page_above
 for c in $COMMANDS; do
     small=$(printf '%s\n' "${results[@]}" | awk -v c="$c" -v n="$SMALL" '$1==c && $2==n')
@@ -67,5 +83,8 @@ for c in $COMMANDS; do
             above = (pages > spages) ? sprintf("%.2f", (rss - srss) / (pages - spages)) : "-";
             printf "%-8s %10d %9.1f %10.0f %11.0f %14s\n", $1, pages, wall, pages / wall, rss / 1024, above }'
     done
+done
+for row in "${baseline[@]}"; do
+    echo "$row" | awk '{ printf "%-8s %10d %9.1f %10.0f %11.0f %14s\n", $1, $2, $3, $2 / $3, $4 / 1024, ($5 ? "(this, again)" : "(baseline)") }'
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

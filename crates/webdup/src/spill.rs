@@ -9,8 +9,8 @@
 //! pages are fingerprinted, a megabyte at a time, keeps 12 bytes per set in
 //! memory, and reads a set back with one positioned read when a stage
 //! needs it. Its MinHash signature (512 bytes at 128 permutations) follows
-//! once it is sketched, read back by LSH a few bands a pass. The answer is the same as with the
-//! sets in memory; only where they wait differs.
+//! once it is sketched, read back by LSH a few bands a pass. The answer is
+//! the same as with the sets in memory; only where they wait differs.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -119,10 +119,11 @@ pub struct Places {
 /// The spill file: sets appended by any thread, read back by any thread.
 pub struct Spill {
     file: File,
-    /// What was appended last, not yet in the file.
-    tail: Mutex<Tail>,
-    /// How many bytes are in the file (the tail's `written`, read without
-    /// its lock): a place below it is read from the file alone.
+    /// What was appended after the file's `written` bytes, not yet in the
+    /// file; its lock is the appenders'.
+    tail: Mutex<Vec<u8>>,
+    /// How many bytes are in the file: moved only under the tail's lock,
+    /// read without it (a place below it is read from the file alone).
     written: AtomicU64,
     /// Each page's sets, by key.
     places: Mutex<PlaceTable>,
@@ -133,14 +134,6 @@ pub struct Spill {
 /// at a million pages the file system's zeroing of the blocks they began
 /// and the writes' lock took about 11 µs of CPU a page.
 const WRITE_BUFFER: usize = 1 << 20;
-
-/// The spill's end: the bytes appended after the last that reached the
-/// file, which begin at `written`.
-#[derive(Default)]
-struct Tail {
-    written: u64,
-    buf: Vec<u8>,
-}
 
 impl std::fmt::Debug for Spill {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -155,7 +148,7 @@ impl Spill {
     pub fn new() -> Result<Spill, SpillError> {
         Ok(Spill {
             file: tempfile::tempfile()?,
-            tail: Mutex::new(Tail::default()),
+            tail: Mutex::new(Vec::new()),
             written: AtomicU64::new(0),
             places: Mutex::new(PlaceTable::default()),
         })
@@ -221,20 +214,19 @@ impl Spill {
 
     fn append(&self, bytes: &[u8], len: u32) -> Result<Place, SpillError> {
         let mut tail = self.tail.lock().map_err(|_| std::io::Error::other("a worker panicked"))?;
-        let at = tail.written + tail.buf.len() as u64;
-        if tail.buf.len() + bytes.len() > WRITE_BUFFER && !tail.buf.is_empty() {
+        let written = self.written.load(Ordering::Acquire);
+        let at = written + tail.len() as u64;
+        if tail.len() + bytes.len() > WRITE_BUFFER && !tail.is_empty() {
             // On failure the tail stays as it was, still readable.
-            write_at(&self.file, &tail.buf, tail.written)?;
-            tail.written = at;
-            tail.buf.clear();
+            write_at(&self.file, &tail, written)?;
+            tail.clear();
             self.written.store(at, Ordering::Release);
         }
         if bytes.len() >= WRITE_BUFFER {
             write_at(&self.file, bytes, at)?;
-            tail.written = at + bytes.len() as u64;
-            self.written.store(tail.written, Ordering::Release);
+            self.written.store(at + bytes.len() as u64, Ordering::Release);
         } else {
-            tail.buf.extend_from_slice(bytes);
+            tail.extend_from_slice(bytes);
         }
         Ok(Place::new(at, len))
     }
@@ -243,22 +235,21 @@ impl Spill {
     /// not reached it yet, from the tail.
     fn read_bytes(&self, bytes: &mut [u8], at: u64) -> std::io::Result<()> {
         let end = at + bytes.len() as u64;
-        let in_file = if end <= self.written.load(Ordering::Acquire) {
-            bytes.len()
-        } else {
+        let mut in_file = bytes.len();
+        if end > self.written.load(Ordering::Acquire) {
             let tail = self.tail.lock().map_err(|_| std::io::Error::other("a worker panicked"))?;
-            if end <= tail.written {
-                return read_at(&self.file, bytes, at);
+            // Again under the lock: a flush may have moved it.
+            let written = self.written.load(Ordering::Acquire);
+            if end > written {
+                let from = at.max(written);
+                let past = (end - written) as usize;
+                if past > tail.len() {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+                in_file = (from - at) as usize;
+                bytes[in_file..].copy_from_slice(&tail[(from - written) as usize..past]);
             }
-            let from = at.max(tail.written);
-            let past = (end - tail.written) as usize;
-            if past > tail.buf.len() {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            let in_file = (from - at) as usize;
-            bytes[in_file..].copy_from_slice(&tail.buf[(from - tail.written) as usize..past]);
-            in_file
-        };
+        }
         // Below `written` the file holds every byte: they were written
         // before it moved.
         if in_file > 0 { read_at(&self.file, &mut bytes[..in_file], at) } else { Ok(()) }
@@ -758,7 +749,7 @@ mod tests {
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         let written = spill.written.load(Ordering::Acquire);
-        let tail = spill.tail.lock().unwrap().buf.len() as u64;
+        let tail = spill.tail.lock().unwrap().len() as u64;
         assert!(written > 3 * WRITE_BUFFER as u64 && tail > 0 && tail <= WRITE_BUFFER as u64, "{written} {tail}");
         assert_eq!(spill.file.metadata().unwrap().len(), written, "the file holds what was written, no more");
         for (t, mine) in all.iter().enumerate() {

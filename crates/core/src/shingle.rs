@@ -246,6 +246,26 @@ impl Shingler {
 
     /// Shingles `text`.
     pub fn shingle(&self, text: &str) -> Shingles {
+        let mut md5 = Md5::new();
+        let (word_count, word_hashes) = self.word_hashes(text, Some(&mut md5));
+        let occurrences = shingle_occurrences(&word_hashes, self.config.size);
+        let mut hashes = occurrences.clone();
+        hashes.sort_unstable();
+        hashes.dedup();
+        Shingles { word_count, hashes, occurrences, digest: md5.finalize().into() }
+    }
+
+    /// The distinct shingle hashes of `text`, sorted: [`Shingler::shingle`]'s
+    /// `hashes`, without the work of its digest and occurrences.
+    pub fn hashes(&self, text: &str) -> Vec<u64> {
+        let (_, word_hashes) = self.word_hashes(text, None);
+        shingle_hashes(&word_hashes, self.config.size)
+    }
+
+    /// How many words `text` has, and the hash of each word shingles are
+    /// made of (stopwords left out and words stemmed when so configured);
+    /// the words, a space apart, go into `md5` when given.
+    fn word_hashes(&self, text: &str, mut md5: Option<&mut Md5>) -> (usize, Vec<u64>) {
         let detected;
         let rules = match (&self.fixed, self.config.language) {
             (Some(rules), _) => Some(rules),
@@ -255,15 +275,16 @@ impl Shingler {
             }
             _ => None,
         };
-        let mut md5 = Md5::new();
         let mut word_count = 0usize;
         let mut word_hashes: Vec<u64> = Vec::with_capacity(text.len() / 6);
         words(text, |w| {
             word_count += 1;
-            if word_count > 1 {
-                md5.update(b" ");
+            if let Some(md5) = md5.as_deref_mut() {
+                if word_count > 1 {
+                    md5.update(b" ");
+                }
+                md5.update(w.as_bytes());
             }
-            md5.update(w.as_bytes());
             match rules {
                 None => word_hashes.push(xxh3_64(w.as_bytes())),
                 Some(r) => {
@@ -277,12 +298,34 @@ impl Shingler {
                 }
             }
         });
-        let occurrences = shingle_occurrences(&word_hashes, self.config.size);
-        let mut hashes = occurrences.clone();
-        hashes.sort_unstable();
-        hashes.dedup();
-        Shingles { word_count, hashes, occurrences, digest: md5.finalize().into() }
+        (word_count, word_hashes)
     }
+}
+
+/// The union of two sorted lists of distinct hashes, sorted and distinct.
+pub fn union_sorted(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// The shingle hash of every window of `size` word hashes, in text order; a
@@ -380,6 +423,25 @@ pub fn set_digest(hashes: &[u64]) -> [u8; 16] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashes_are_the_shingles_hashes_and_unions_merge_them() {
+        let config = ShingleConfig { stem: true, stopwords: true, ..ShingleConfig::default() };
+        for shingler in [Shingler::new(ShingleConfig::default()), Shingler::new(config)] {
+            let a = "The ferry leaves the harbour at seven, every morning in winter; the ferries are late.";
+            let b = "Every morning in winter the ferry leaves late. Die Fähre fährt um sieben.";
+            assert_eq!(shingler.hashes(a), shingler.shingle(a).hashes);
+            assert_eq!(shingler.hashes(""), shingler.shingle("").hashes);
+            let (a, b) = (shingler.hashes(a), shingler.hashes(b));
+            let mut both = [a.clone(), b.clone()].concat();
+            both.sort_unstable();
+            both.dedup();
+            assert_eq!(union_sorted(&a, &b), both);
+            assert_eq!(union_sorted(&b, &a), both);
+            assert_eq!(union_sorted(&a, &a), a);
+            assert_eq!(union_sorted(&[], &b), b);
+        }
+    }
 
     fn collect_words(text: &str) -> Vec<String> {
         let mut v = Vec::new();

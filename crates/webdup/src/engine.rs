@@ -402,10 +402,7 @@ impl Fingerprinter {
         {
             // Kept as all the page shows, its main text included, so that
             // template learning can borrow it as it is.
-            let mut all = self.shingler.shingle(&context).hashes;
-            all.extend_from_slice(&f.shingles);
-            all.sort_unstable();
-            all.dedup();
+            let mut all = webdup_core::shingle::union_sorted(&self.shingler.hashes(&context), &f.shingles);
             all.shrink_to_fit();
             f.context = all;
         }

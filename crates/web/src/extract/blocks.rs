@@ -663,7 +663,20 @@ fn declares(style: &str, property: &str, value: &str) -> bool {
 pub(super) fn count_words(text: &str) -> usize {
     let mut n = 0;
     let mut in_word = false;
-    for c in text.chars() {
+    // Every text of a page is counted, some twice: ASCII, most of the bytes
+    // on most pages, is read a byte at a time, the rest a character at a time.
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii() {
+            let alnum = bytes[i].is_ascii_alphanumeric();
+            n += usize::from(alnum && !in_word);
+            in_word = alnum;
+            i += 1;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else { break };
+        i += c.len_utf8();
         if is_ideograph(c) {
             n += 1;
             in_word = false;
@@ -917,5 +930,23 @@ mod tests {
     fn words_are_counted_in_scripts_without_spaces() {
         assert_eq!(count_words("state-of-the-art, 2 words"), 6);
         assert_eq!(count_words("東京都の図書館"), 7);
+    }
+
+    #[test]
+    fn words_are_counted_as_a_character_at_a_time() {
+        let reference = |text: &str| {
+            let (mut n, mut in_word) = (0, false);
+            for c in text.chars() {
+                let ideograph = is_ideograph(c);
+                n += usize::from(ideograph || (c.is_alphanumeric() && !in_word));
+                in_word = !ideograph && c.is_alphanumeric();
+            }
+            n
+        };
+        let all_ascii: String = (0u8..=127).map(char::from).collect();
+        for text in ["", "a", " a-b c ", "naïve café x2", "Zürich東京3k", "ab\u{0301}cd éé", "½ ² ٣ x", &all_ascii]
+        {
+            assert_eq!(count_words(text), reference(text), "{text:?}");
+        }
     }
 }

@@ -138,14 +138,45 @@ pub(super) fn push_text(out: &mut String, text: &str) {
     if !out.is_empty() && !out.ends_with(['\n', ' ']) && text.starts_with(char::is_whitespace) {
         out.push(' ');
     }
-    for (i, word) in text.split_whitespace().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
+    push_words(out, text);
     if text.ends_with(char::is_whitespace) {
         out.push(' ');
+    }
+}
+
+/// Appends `text`'s words (as `split_whitespace` has them) one space apart:
+/// a byte at a time over ASCII, since every text node of a page passes here.
+fn push_words(out: &mut String, text: &str) {
+    let bytes = text.as_bytes();
+    let mut word: Option<usize> = None;
+    let mut first = true;
+    let mut end_word = |out: &mut String, from: usize, to: usize| {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        out.push_str(&text[from..to]);
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        let (space, len) = if bytes[i].is_ascii() {
+            (matches!(bytes[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C), 1)
+        } else {
+            let Some(c) = text[i..].chars().next() else { break };
+            (c.is_whitespace(), c.len_utf8())
+        };
+        match (space, word) {
+            (true, Some(from)) => {
+                end_word(out, from, i);
+                word = None;
+            }
+            (false, None) => word = Some(i),
+            _ => {}
+        }
+        i += len;
+    }
+    if let Some(from) = word {
+        end_word(out, from, bytes.len());
     }
 }
 
@@ -159,6 +190,24 @@ pub(super) fn push_break(out: &mut String) {
 #[cfg(test)]
 mod chrome_tests {
     use super::*;
+
+    #[test]
+    fn words_are_those_split_whitespace_finds() {
+        let mut texts = vec![
+            String::new(),
+            " \t\n".into(),
+            "one".into(),
+            "  two  words ".into(),
+            "a\u{0B}b\u{0C}c\rd\u{1C}e\u{1F}f".into(),
+            "caf\u{E9}\u{A0}na\u{EF}ve\u{2003}\u{3000}\u{6771}\u{4EAC} \u{85}end\u{2028}".into(),
+        ];
+        texts.push((0u8..=127).map(char::from).collect());
+        for text in &texts {
+            let mut out = String::new();
+            push_words(&mut out, text);
+            assert_eq!(out, text.split_whitespace().collect::<Vec<_>>().join(" "), "{text:?}");
+        }
+    }
 
     #[test]
     fn chrome_is_skipped_only_when_asked() {

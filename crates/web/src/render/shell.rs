@@ -38,7 +38,9 @@ const MOUNT_IDS: &[&str] = &[
 /// page: `--render auto` renders only the pages it flags, and a run without
 /// `--render` counts them to suggest the flag.
 pub fn looks_client_rendered(html: &str) -> bool {
-    let signs = Signs::of(html);
+    // Counting stops at "much text": an article is told from a shell by its
+    // first words, not by reading it all.
+    let signs = Signs::of_until(html, MAX_SHELL_WORDS);
     signs.words < MAX_SHELL_WORDS
         && signs.scripts > 0
         && (signs.mount_point || signs.script_bytes > SCRIPT_TO_TEXT * signs.text_bytes.max(64))
@@ -58,7 +60,14 @@ struct Signs {
 }
 
 impl Signs {
+    #[cfg(test)]
     fn of(html: &str) -> Signs {
+        Signs::of_until(html, usize::MAX)
+    }
+
+    /// The signs of `html`, read only until `words` visible words are seen
+    /// (the other counts then stop short).
+    fn of_until(html: &str, words: usize) -> Signs {
         let b = html.as_bytes();
         let mut signs = Signs::default();
         let mut tags = StartTags::new(html);
@@ -67,13 +76,15 @@ impl Signs {
         // counted here as script or ignored.
         let mut in_body = !contains_ci(b, b"<body");
         let mut text_from = 0usize;
-        let mut text = String::new();
         while let Some(tag) = tags.next_tag() {
             let name = tag.name;
             let end = tag.end;
-            let start = b[..end].iter().rposition(|&c| c == b'<').unwrap_or(0);
+            let start = memchr::memrchr(b'<', &b[..end]).unwrap_or(0);
             if in_body {
-                push_text(&b[text_from.min(start)..start], &mut text);
+                push_text(&b[text_from.min(start)..start], &mut signs);
+                if signs.words >= words {
+                    return signs;
+                }
             }
             if name.eq_ignore_ascii_case(b"body") {
                 in_body = true;
@@ -100,23 +111,26 @@ impl Signs {
             text_from = if raw { lex::find(b, raw_end, b">") } else { end };
         }
         if in_body {
-            push_text(&b[text_from.min(b.len())..], &mut text);
+            push_text(&b[text_from.min(b.len())..], &mut signs);
         }
-        signs.words = text.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count();
-        signs.text_bytes = text.len();
         signs
     }
 }
 
-/// Appends the text of `chunk` (markup between tags: comments and end tags
-/// taken out) to `out`, separated by a space.
-fn push_text(chunk: &[u8], out: &mut String) {
+/// Counts the text of `chunk` (markup between tags: comments and end tags
+/// taken out) into `signs`: its words (runs between whitespace with a
+/// letter or digit) and its bytes, each piece as if followed by a space.
+fn push_text(chunk: &[u8], signs: &mut Signs) {
+    let mut count = |piece: &[u8]| {
+        let text = String::from_utf8_lossy(piece);
+        signs.text_bytes += text.len() + 1;
+        signs.words += text.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count();
+    };
     let mut p = 0;
     while p < chunk.len() {
         match memchr::memchr(b'<', &chunk[p..]) {
             Some(off) => {
-                out.push_str(&String::from_utf8_lossy(&chunk[p..p + off]));
-                out.push(' ');
+                count(&chunk[p..p + off]);
                 let at = p + off + 1;
                 p = if chunk[at.min(chunk.len())..].starts_with(b"!--") {
                     lex::comment_end(chunk, at + 3)
@@ -125,16 +139,17 @@ fn push_text(chunk: &[u8], out: &mut String) {
                 };
             }
             None => {
-                out.push_str(&String::from_utf8_lossy(&chunk[p..]));
-                out.push(' ');
+                count(&chunk[p..]);
                 break;
             }
         }
     }
 }
 
+/// Whether `b` holds `needle`, which starts with `<`, in any case.
 fn contains_ci(b: &[u8], needle: &[u8]) -> bool {
-    b.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    memchr::memchr_iter(needle[0], b)
+        .any(|i| b[i..].get(..needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
 }
 
 #[cfg(test)]

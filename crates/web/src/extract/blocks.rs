@@ -222,7 +222,7 @@ fn survey(doc: &Html) -> Survey {
                     chrome_depth += usize::from(is_chrome);
                     link += usize::from(name == "a");
                     let first_h1 = name == "h1" && chrome_depth == 0 && !found_h1;
-                    let is_main = matches!(name, "article" | "main") || e.attr("role") == Some("main");
+                    let is_main = matches!(name, "article" | "main") || super::attr(e, "role") == Some("main");
                     main += usize::from(is_main);
                     if first_h1 || is_main {
                         found_h1 |= first_h1;
@@ -269,7 +269,7 @@ fn survey(doc: &Html) -> Survey {
                 let Some(mut o) = stack.pop() else { continue };
                 chrome_depth -= usize::from(o.chrome);
                 link -= usize::from(e.name() == "a");
-                main -= usize::from(matches!(e.name(), "article" | "main") || e.attr("role") == Some("main"));
+                main -= usize::from(matches!(e.name(), "article" | "main") || super::attr(e, "role") == Some("main"));
                 if o.block {
                     blocks.pop();
                     free += usize::from(o.own >= GOOD_WORDS && ruled == 0);
@@ -421,7 +421,7 @@ fn segment(doc: &Html, names: Names) -> (Vec<Block>, Option<String>) {
                         d.skip = 1;
                         continue;
                     }
-                    let main = matches!(name, "article" | "main") || e.attr("role") == Some("main");
+                    let main = matches!(name, "article" | "main") || super::attr(e, "role") == Some("main");
                     let is_chrome = chrome(e) || (name == "header" && d.main == 0 && !exempt);
                     let weak = !is_chrome
                         && !exempt
@@ -509,6 +509,7 @@ fn flush(current: &mut Block, d: &Depths, blocks: &mut Vec<Block>) {
 /// `widget`, `message`, `expand`) are precise inside an article already
 /// found, but page-wide they match the content's own wrappers (Elementor
 /// puts every paragraph in a "widget", forums every post in a "message").
+/// Lowercase and at most 16 bytes, as [`named`] packs them.
 const FURNITURE_WORDS: &[&str] = &[
     "advert",
     "advertisement",
@@ -520,9 +521,9 @@ const FURNITURE_WORDS: &[&str] = &[
     "byline",
     "comment",
     "comments",
+    "consent",
     "cookie",
     "cookies",
-    "consent",
     "footer",
     "menu",
     "modal",
@@ -562,7 +563,10 @@ const CONSENT_WORDS: &[&str] = &["cookie", "consent", "gdpr"];
 
 /// True when `value` contains `part`, ignoring ASCII case.
 fn contains_ignoring_case(value: &str, part: &str) -> bool {
-    value.as_bytes().windows(part.len()).any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
+    let (value, part) = (value.as_bytes(), part.as_bytes());
+    let Some(first) = part.first() else { return true };
+    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), value)
+        .any(|i| value[i..].get(..part.len()).is_some_and(|w| w.eq_ignore_ascii_case(part)))
 }
 
 /// Parts of a class or id that make it describe the page's layout rather
@@ -572,25 +576,43 @@ fn contains_ignoring_case(value: &str, part: &str) -> bool {
 /// `sidebar-container` are still the footer and the sidebar.)
 const LAYOUT_PARTS: &[&str] = &["l", "layout", "has", "with"];
 
-/// The first of `words` that one of `e`'s classes, or its id, contains as
-/// a whole word, unless that class or id describes a layout
-/// ([`LAYOUT_PARTS`]).
-fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static str> {
-    let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+/// The furniture word (of [`FURNITURE_WORDS`]) that one of `e`'s classes,
+/// or its id, contains as a whole word, unless that class or id describes a
+/// layout ([`LAYOUT_PARTS`]). Every element with a class passes here: each
+/// part is lowercased into a 128-bit number and looked up among numbers.
+fn named(e: &scraper::node::Element) -> Option<&'static str> {
+    static FURNITURE: std::sync::LazyLock<Vec<(u128, &'static str)>> = std::sync::LazyLock::new(|| {
+        let mut packed: Vec<_> = FURNITURE_WORDS.iter().filter_map(|w| Some((packed(w.as_bytes())?, *w))).collect();
+        packed.sort_unstable();
+        packed
+    });
+    static LAYOUT: std::sync::LazyLock<Vec<u128>> =
+        std::sync::LazyLock::new(|| LAYOUT_PARTS.iter().filter_map(|w| packed(w.as_bytes())).collect());
     let find = |token: &str| {
         let mut found = None;
-        for w in token.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
-            if LAYOUT_PARTS.iter().any(|l| w.eq_ignore_ascii_case(l)) {
+        for part in token.as_bytes().split(|c| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+            // No layout part or furniture word is too long to pack.
+            let Some(key) = packed(part) else { continue };
+            if LAYOUT.contains(&key) {
                 return None;
             }
-            if found.is_none() && (2..=longest).contains(&w.len()) {
-                found = words.iter().find(|f| f.len() == w.len() && w.eq_ignore_ascii_case(f)).copied();
+            if found.is_none() {
+                found = FURNITURE.binary_search_by_key(&key, |&(k, _)| k).ok().map(|i| FURNITURE[i].1);
             }
         }
         found
     };
-    let class = e.attr("class").and_then(|c| c.split_ascii_whitespace().find_map(find));
+    let class = super::attr(e, "class").and_then(|c| c.split_ascii_whitespace().find_map(find));
     class.or_else(|| e.id().and_then(find))
+}
+
+/// An ASCII word of at most 16 letters and digits, lowercased, as one
+/// number (the bytes after it zero, which no such word has).
+fn packed(word: &[u8]) -> Option<u128> {
+    let mut bytes = [0u8; 16];
+    bytes.get_mut(..word.len())?.copy_from_slice(word);
+    bytes.make_ascii_lowercase();
+    Some(u128::from_le_bytes(bytes))
 }
 
 /// True when `word` is the whole of `e`'s id or one of its classes: the
@@ -599,7 +621,7 @@ fn named(e: &scraper::node::Element, words: &[&'static str]) -> Option<&'static 
 /// layout that holds the content beside one.
 fn is_named(e: &scraper::node::Element, word: &str) -> bool {
     e.id().is_some_and(|id| id.eq_ignore_ascii_case(word))
-        || e.attr("class").is_some_and(|c| c.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(word)))
+        || super::attr(e, "class").is_some_and(|c| c.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(word)))
 }
 
 /// The furniture word `e`'s class or id contains, if any (never for `html`
@@ -608,7 +630,7 @@ fn discarded(e: &scraper::node::Element) -> Option<&'static str> {
     if is_page(e) {
         return None;
     }
-    named(e, FURNITURE_WORDS)
+    named(e)
 }
 
 /// `html` and `body`: the whole page, whatever their classes say of it.
@@ -622,9 +644,9 @@ fn is_page(e: &scraper::node::Element) -> bool {
 /// (`cookie-banner-visible`, `has-consent-bar`).
 fn chrome(e: &scraper::node::Element) -> bool {
     matches!(e.name(), "nav" | "footer" | "aside" | "figcaption")
-        || e.attr("role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()))
+        || super::attr(e, "role").is_some_and(|r| CHROME_ROLES.contains(&r.trim()))
         || !is_page(e)
-            && [e.attr("class"), e.id()]
+            && [super::attr(e, "class"), e.id()]
                 .into_iter()
                 .flatten()
                 .any(|v| CONSENT_WORDS.iter().any(|w| contains_ignoring_case(v, w)))
@@ -632,10 +654,10 @@ fn chrome(e: &scraper::node::Element) -> bool {
 
 /// Hidden by attribute or inline style.
 pub fn hidden(e: &scraper::node::Element) -> bool {
-    if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
+    if super::attr(e, "hidden").is_some() || super::attr(e, "aria-hidden") == Some("true") {
         return true;
     }
-    e.attr("style").is_some_and(|s| declares(s, "display", "none") || declares(s, "visibility", "hidden"))
+    super::attr(e, "style").is_some_and(|s| declares(s, "display", "none") || declares(s, "visibility", "hidden"))
 }
 
 /// `b` without its leading ASCII whitespace.
@@ -930,6 +952,41 @@ mod tests {
     fn words_are_counted_in_scripts_without_spaces() {
         assert_eq!(count_words("state-of-the-art, 2 words"), 6);
         assert_eq!(count_words("東京都の図書館"), 7);
+    }
+
+    #[test]
+    fn consent_words_are_found_in_any_case_anywhere() {
+        for (value, found) in [
+            ("CookieBanner", true),
+            ("cmp-consent", true),
+            ("x-GDPR", true),
+            ("cook", false),
+            ("", false),
+            ("ééconsent", true),
+        ] {
+            assert_eq!(CONSENT_WORDS.iter().any(|w| contains_ignoring_case(value, w)), found, "{value}");
+        }
+        assert!(CONSENT_WORDS.iter().all(|w| !w.is_empty() && *w == w.to_ascii_lowercase()));
+    }
+
+    #[test]
+    fn furniture_words_are_lowercase_and_short_enough_to_pack() {
+        for w in FURNITURE_WORDS.iter().chain(LAYOUT_PARTS) {
+            assert!(packed(w.as_bytes()).is_some() && *w == w.to_ascii_lowercase(), "{w}");
+        }
+        assert_eq!(packed(b"SideBar"), packed(b"sidebar"));
+        assert_ne!(packed(b"sidebar"), packed(b"sidebar0"));
+        assert_eq!(packed(b"seventeen-letters"), None);
+        let element = |html: &str| {
+            let doc = scraper::Html::parse_fragment(html);
+            let e = doc.tree.nodes().filter_map(|n| n.value().as_element().cloned()).find(|e| e.name() == "div");
+            e.and_then(|e| named(&e))
+        };
+        assert_eq!(element(r#"<div class="x Right-Sidebar">"#), Some("sidebar"));
+        assert_eq!(element(r#"<div class="sidebarless">"#), None);
+        assert_eq!(element(r#"<div class="l-sidebar-fixed">"#), None);
+        assert_eq!(element(r#"<div class="a-very-long-class-name-of-many-parts footer">"#), Some("footer"));
+        assert_eq!(element(r#"<div id="site_navigation">"#), Some("navigation"));
     }
 
     #[test]

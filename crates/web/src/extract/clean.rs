@@ -91,15 +91,15 @@ fn furniture(root: NodeRef<'_, Node>, lengths: &Lengths, total: usize) -> HashSe
 /// holds little else (on a thin page it can pick the cookie banner and the
 /// footer).
 fn chrome(e: &Element) -> bool {
-    if CHROME_TAGS.contains(&e.name()) || e.attr("aria-hidden") == Some("true") {
+    if CHROME_TAGS.contains(&e.name()) || super::attr(e, "aria-hidden") == Some("true") {
         return true;
     }
-    let style = e.attr("style").unwrap_or_default();
+    let style = super::attr(e, "style").unwrap_or_default();
     if style.contains("display:none") || style.contains("display: none") {
         return true;
     }
     let marked = |w: &str| {
-        e.attr("class").is_some_and(|c| c.to_ascii_lowercase().contains(w))
+        super::attr(e, "class").is_some_and(|c| c.to_ascii_lowercase().contains(w))
             || e.id().is_some_and(|i| i.to_ascii_lowercase().contains(w))
     };
     boxy(e.name()) && (marked("cookie") || marked("consent"))
@@ -125,7 +125,7 @@ fn rule(e: &Element, all: usize, linked: usize) -> Option<&'static str> {
 /// itself a port of go-trafilatura and Python trafilatura, whose rules were
 /// tuned on many sites.
 fn discarded(e: &Element) -> Option<&'static str> {
-    let class = e.attr("class").unwrap_or_default();
+    let class = super::attr(e, "class").unwrap_or_default();
     let id = e.id().unwrap_or_default();
     if boxy(e.name())
         && let Some(r) = overall_rule(e, class, id)
@@ -158,7 +158,7 @@ fn discarded(e: &Element) -> Option<&'static str> {
     if let Some(w) = CLASS.iter().find(|w| class.contains(**w)) {
         return Some(w);
     }
-    let style = e.attr("style").unwrap_or_default();
+    let style = super::attr(e, "style").unwrap_or_default();
     if id_class.starts_with("reply-")
         || class.starts_with("hide-")
         || id.contains("reader-comments")
@@ -167,7 +167,7 @@ fn discarded(e: &Element) -> Option<&'static str> {
         || style.contains("hidden")
         || style.contains("display:none")
         || style.contains("display: none")
-        || e.attr("aria-hidden") == Some("true")
+        || super::attr(e, "aria-hidden") == Some("true")
     {
         return Some("hidden");
     }
@@ -240,7 +240,7 @@ fn overall_rule(e: &Element, class: &str, id: &str) -> Option<&'static str> {
     ];
     const ID: &[&str] = &["related", "menu", "premium", "caption"];
     let (lower_id, lower_class) = (id.to_lowercase(), class.to_lowercase());
-    let role = e.attr("role").unwrap_or_default().to_lowercase();
+    let role = super::attr(e, "role").unwrap_or_default().to_lowercase();
     if lower_id.contains("footer") || lower_class.contains("footer") {
         return Some("footer");
     }
@@ -259,7 +259,7 @@ fn overall_rule(e: &Element, class: &str, id: &str) -> Option<&'static str> {
     if id.starts_with("jp-") || id.starts_with("dpsp-content") {
         return Some("share");
     }
-    if e.attr("data-component").is_some_and(|c| c.contains("MostPopularStories")) {
+    if super::attr(e, "data-component").is_some_and(|c| c.contains("MostPopularStories")) {
         return Some("most-popular");
     }
     let id_class = format!("{id}{class}");

@@ -92,8 +92,8 @@ fn walk(doc: &Html, chrome_tags: &[&str], chrome_roles: &[&str]) -> (String, Opt
             ego_tree::iter::Edge::Open(node) => match node.value() {
                 Node::Element(e) => {
                     let name = e.name();
-                    let chrome =
-                        chrome_tags.contains(&name) || e.attr("role").is_some_and(|r| chrome_roles.contains(&r.trim()));
+                    let chrome = chrome_tags.contains(&name)
+                        || super::attr(e, "role").is_some_and(|r| chrome_roles.contains(&r.trim()));
                     if hidden_depth > 0 || HIDDEN.contains(&name) || chrome {
                         hidden_depth += 1;
                     } else if BLOCK.contains(&name) {

@@ -415,21 +415,20 @@ impl Search<'_> {
         let mut out: Vec<Vec<Neighbor>> = vec![Vec::new(); docs.len()];
         for e in edges {
             let o = e.overlap;
-            if wanted(e.a as usize) {
-                out[e.a as usize].push(Neighbor {
-                    key: docs[e.b as usize].key,
-                    jaccard: o.jaccard(),
-                    containment: o.containment_a_in_b(),
-                    contained: o.containment_b_in_a(),
-                });
-            }
-            if wanted(e.b as usize) {
-                out[e.b as usize].push(Neighbor {
-                    key: docs[e.a as usize].key,
-                    jaccard: o.jaccard(),
-                    containment: o.containment_b_in_a(),
-                    contained: o.containment_a_in_b(),
-                });
+            // Each side of a pair, seen from itself: its containment in the other, and the other's in it.
+            let sides = [
+                (e.a, e.b, o.containment_a_in_b(), o.containment_b_in_a()),
+                (e.b, e.a, o.containment_b_in_a(), o.containment_a_in_b()),
+            ];
+            for (this, other, containment, contained) in sides {
+                if wanted(this as usize) {
+                    out[this as usize].push(Neighbor {
+                        key: docs[other as usize].key,
+                        jaccard: o.jaccard(),
+                        containment,
+                        contained,
+                    });
+                }
             }
         }
         let score = |n: &Neighbor| match matching.measure {

@@ -230,6 +230,14 @@ pub(crate) fn find(b: &[u8], from: usize, needle: &[u8]) -> usize {
     memchr::memmem::find(&b[from..], needle).map_or(b.len(), |p| from + p + needle.len())
 }
 
+/// True when `haystack` contains `needle`, ignoring ASCII case: each place
+/// the needle's first byte (in either case) is found is compared.
+pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(first) = needle.first() else { return true };
+    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), haystack)
+        .any(|i| haystack[i..].get(..needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

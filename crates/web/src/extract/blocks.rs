@@ -561,14 +561,6 @@ const HOLDS_POSTS: &[&str] = &["comment", "comments", "author", "bio"];
 /// however much of the page it holds (`CookieBanner`, `cmp-consent`).
 const CONSENT_WORDS: &[&str] = &["cookie", "consent", "gdpr"];
 
-/// True when `value` contains `part`, ignoring ASCII case.
-fn contains_ignoring_case(value: &str, part: &str) -> bool {
-    let (value, part) = (value.as_bytes(), part.as_bytes());
-    let Some(first) = part.first() else { return true };
-    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), value)
-        .any(|i| value[i..].get(..part.len()).is_some_and(|w| w.eq_ignore_ascii_case(part)))
-}
-
 /// Parts of a class or id that make it describe the page's layout rather
 /// than name a piece of furniture: `c-layout-sidebar-left`,
 /// `l-sidebar-fixed` (a BEM layout block), `has-sidebar`, `with-sidebar`
@@ -649,7 +641,7 @@ fn chrome(e: &scraper::node::Element) -> bool {
             && [super::attr(e, "class"), e.id()]
                 .into_iter()
                 .flatten()
-                .any(|v| CONSENT_WORDS.iter().any(|w| contains_ignoring_case(v, w)))
+                .any(|v| CONSENT_WORDS.iter().any(|w| crate::lex::contains_ignoring_case(v.as_bytes(), w.as_bytes())))
 }
 
 /// Hidden by attribute or inline style.
@@ -991,7 +983,11 @@ mod tests {
             ("", false),
             ("ééconsent", true),
         ] {
-            assert_eq!(CONSENT_WORDS.iter().any(|w| contains_ignoring_case(value, w)), found, "{value}");
+            assert_eq!(
+                CONSENT_WORDS.iter().any(|w| crate::lex::contains_ignoring_case(value.as_bytes(), w.as_bytes())),
+                found,
+                "{value}"
+            );
         }
         assert!(CONSENT_WORDS.iter().all(|w| !w.is_empty() && *w == w.to_ascii_lowercase()));
     }

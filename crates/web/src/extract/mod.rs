@@ -324,6 +324,8 @@ pub(crate) fn attr<'a>(e: &'a scraper::node::Element, name: &str) -> Option<&'a 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn attributes_are_found_as_scraper_finds_them() {
         let html = r#"<div id=a CLASS="x y" role=main data-x><svg xlink:role="r" xml:lang="en" class=s></svg><p hidden style="">t</p></div>"#;
@@ -341,7 +343,6 @@ mod tests {
             "the div's four, the svg's class (its xlink:role and xml:lang are namespaced), the p's two"
         );
     }
-    use super::*;
 
     #[test]
     fn too_deep_pages_are_refused_not_crashed_on() {

@@ -74,7 +74,7 @@ impl Signs {
         // Text is what lies between a tag's end and the next `<`; raw-text
         // elements are passed over by the tag reader, and their insides
         // counted here as script or ignored.
-        let mut in_body = !contains_ci(b, b"<body");
+        let mut in_body = !lex::contains_ignoring_case(b, b"<body");
         let mut text_from = 0usize;
         while let Some(tag) = tags.next_tag() {
             let name = tag.name;
@@ -144,12 +144,6 @@ fn push_text(chunk: &[u8], signs: &mut Signs) {
             }
         }
     }
-}
-
-/// Whether `b` holds `needle`, which starts with `<`, in any case.
-fn contains_ci(b: &[u8], needle: &[u8]) -> bool {
-    memchr::memchr_iter(needle[0], b)
-        .any(|i| b[i..].get(..needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
 }
 
 #[cfg(test)]
